@@ -1,0 +1,274 @@
+package dev.ringbatch;
+
+import static dev.ringbatch.internal.Checks.requireArgument;
+import static dev.ringbatch.internal.Checks.requireNonNegative;
+import static dev.ringbatch.internal.Checks.requirePositive;
+import static dev.ringbatch.internal.Checks.requireState;
+import static java.util.Objects.requireNonNull;
+
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.concurrent.ThreadFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The immutable configuration of a {@link Batcher}. Build one with {@link #builder()}; every setter
+ * validates its argument at once, with a message that names the field and the value, and
+ * {@link Builder#build()} checks the rules that tie fields together.
+ *
+ * <pre>{@code
+ * BatcherConfig config = BatcherConfig.builder()
+ *     .ringSize(4096)
+ *     .maxBatchSize(500)
+ *     .overflowPolicy(OverflowPolicy.BLOCK)
+ *     .submitTimeout(Duration.ofMillis(200))
+ *     .build();
+ * }</pre>
+ *
+ * <p>A config holds no item type, so one config can serve many batchers; the {@link Weigher} for a byte
+ * limit is given to {@link Batcher#of(String, BatcherConfig, Weigher, BatchSink)}.
+ */
+public final class BatcherConfig {
+
+  /** A {@link #submitTimeout()} that means "wait for room for as long as it takes". */
+  public static final Duration NO_TIMEOUT = ChronoUnit.FOREVER.getDuration();
+
+  private static final BatcherConfig DEFAULTS = builder().build();
+
+  private final int ringSize;
+  private final BatchLimits limits;
+  private final OverflowPolicy overflowPolicy;
+  private final Duration submitTimeout;
+  private final WaitMode waitMode;
+  private final Duration closeTimeout;
+  private final @Nullable ThreadFactory threadFactory;
+  private final Ticker ticker;
+
+  private BatcherConfig(Builder builder) {
+    this.ringSize = builder.ringSize;
+    this.limits = BatchLimits.of(builder.maxBatchSize, builder.maxBatchBytes, builder.linger);
+    this.overflowPolicy = builder.overflowPolicy;
+    this.submitTimeout = builder.submitTimeout;
+    this.waitMode = builder.waitMode;
+    this.closeTimeout = builder.closeTimeout;
+    this.threadFactory = builder.threadFactory;
+    this.ticker = builder.ticker;
+  }
+
+  /** Returns a builder with every field at its default. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Returns a builder that starts from the values of {@code config}. */
+  public static Builder from(BatcherConfig config) {
+    requireNonNull(config, "config");
+    return new Builder(config);
+  }
+
+  /** Returns the default configuration; see each getter for its default. */
+  public static BatcherConfig ofDefaults() {
+    return DEFAULTS;
+  }
+
+  /** The number of slots in the ring: the most items accepted but not yet taken by the consumer. Default 1024. */
+  public int ringSize() {
+    return ringSize;
+  }
+
+  /** The initial batch limits (items, bytes, linger); a running batcher can change them. */
+  public BatchLimits limits() {
+    return limits;
+  }
+
+  /** What producers do when the ring is full. Default {@link OverflowPolicy#BLOCK}. */
+  public OverflowPolicy overflowPolicy() {
+    return overflowPolicy;
+  }
+
+  /**
+   * How long a producer waits for room under {@link OverflowPolicy#BLOCK} before its item is rejected.
+   * Default 5 seconds: long enough to ride out a slow batch, short enough that a stuck sink shows up as
+   * rejections rather than as a hung service.
+   */
+  public Duration submitTimeout() {
+    return submitTimeout;
+  }
+
+  /** How the consumer waits when the ring is empty. Default {@link WaitMode#BLOCKING}. */
+  public WaitMode waitMode() {
+    return waitMode;
+  }
+
+  /** How long {@link Batcher#close()} waits for the drain before it abandons what is left. Default 10 seconds. */
+  public Duration closeTimeout() {
+    return closeTimeout;
+  }
+
+  /**
+   * The factory of the consumer thread, or {@code null} for the default: one daemon thread named
+   * {@code ringbatch-<name>}.
+   */
+  public @Nullable ThreadFactory threadFactory() {
+    return threadFactory;
+  }
+
+  /** The time source for linger deadlines and write timings. Default {@link Ticker#system()}. */
+  public Ticker ticker() {
+    return ticker;
+  }
+
+  @Override
+  public String toString() {
+    return "BatcherConfig{ringSize=" + ringSize
+        + ", limits=" + limits
+        + ", overflowPolicy=" + overflowPolicy
+        + ", submitTimeout=" + (submitTimeout.equals(NO_TIMEOUT) ? "none" : submitTimeout)
+        + ", waitMode=" + waitMode
+        + ", closeTimeout=" + closeTimeout
+        + '}';
+  }
+
+  /**
+   * Builds a {@link BatcherConfig}. Not thread-safe. Each setter may be called more than once; the last
+   * value wins.
+   */
+  public static final class Builder {
+    private static final int MAX_RING_SIZE = 1 << 30;
+
+    private int ringSize = 1024;
+    private int maxBatchSize = BatchLimits.ofDefaults().maxBatchSize();
+    private long maxBatchBytes = BatchLimits.NO_BYTE_LIMIT;
+    private Duration linger = Duration.ZERO;
+    private OverflowPolicy overflowPolicy = OverflowPolicy.BLOCK;
+    private Duration submitTimeout = Duration.ofSeconds(5);
+    private WaitMode waitMode = WaitMode.BLOCKING;
+    private Duration closeTimeout = Duration.ofSeconds(10);
+    private @Nullable ThreadFactory threadFactory;
+    private Ticker ticker = Ticker.system();
+
+    private Builder() {}
+
+    private Builder(BatcherConfig config) {
+      this.ringSize = config.ringSize;
+      this.maxBatchSize = config.limits.maxBatchSize();
+      this.maxBatchBytes = config.limits.maxBatchBytes();
+      this.linger = config.limits.linger();
+      this.overflowPolicy = config.overflowPolicy;
+      this.submitTimeout = config.submitTimeout;
+      this.waitMode = config.waitMode;
+      this.closeTimeout = config.closeTimeout;
+      this.threadFactory = config.threadFactory;
+      this.ticker = config.ticker;
+    }
+
+    /**
+     * Sets the number of ring slots.
+     *
+     * @throws IllegalArgumentException unless {@code ringSize} is a power of two from 1 to 2^30
+     */
+    public Builder ringSize(int ringSize) {
+      requireArgument(ringSize > 0 && Integer.bitCount(ringSize) == 1,
+          "ringSize must be a positive power of two but was %s", ringSize);
+      requireArgument(ringSize <= MAX_RING_SIZE,
+          "ringSize must not exceed %s but was %s", MAX_RING_SIZE, ringSize);
+      this.ringSize = ringSize;
+      return this;
+    }
+
+    /**
+     * Sets the most items per batch; it must not exceed the ring size (checked by {@link #build()}).
+     *
+     * @throws IllegalArgumentException if {@code maxBatchSize} is not positive
+     */
+    public Builder maxBatchSize(int maxBatchSize) {
+      this.maxBatchSize = requirePositive("maxBatchSize", maxBatchSize);
+      return this;
+    }
+
+    /**
+     * Sets the most weight per batch; requires a {@link Weigher} when the batcher is created.
+     *
+     * @throws IllegalArgumentException if {@code maxBatchBytes} is not positive
+     */
+    public Builder maxBatchBytes(long maxBatchBytes) {
+      this.maxBatchBytes = requirePositive("maxBatchBytes", maxBatchBytes);
+      return this;
+    }
+
+    /**
+     * Sets how long a small batch may wait for more items after the ring runs dry. Zero disables it.
+     *
+     * @throws IllegalArgumentException if {@code linger} is negative
+     */
+    public Builder linger(Duration linger) {
+      this.linger = requireNonNegative("linger", linger);
+      return this;
+    }
+
+    /** Sets the batch limits all at once. */
+    public Builder limits(BatchLimits limits) {
+      requireNonNull(limits, "limits");
+      this.maxBatchSize = limits.maxBatchSize();
+      this.maxBatchBytes = limits.maxBatchBytes();
+      this.linger = limits.linger();
+      return this;
+    }
+
+    /** Sets what producers do when the ring is full. */
+    public Builder overflowPolicy(OverflowPolicy overflowPolicy) {
+      this.overflowPolicy = requireNonNull(overflowPolicy, "overflowPolicy");
+      return this;
+    }
+
+    /**
+     * Sets how long a producer waits for room under {@link OverflowPolicy#BLOCK};
+     * {@link BatcherConfig#NO_TIMEOUT} waits for as long as it takes.
+     *
+     * @throws IllegalArgumentException if {@code submitTimeout} is zero or negative
+     */
+    public Builder submitTimeout(Duration submitTimeout) {
+      this.submitTimeout = requirePositive("submitTimeout", submitTimeout);
+      return this;
+    }
+
+    /** Sets how the consumer waits when the ring is empty. */
+    public Builder waitMode(WaitMode waitMode) {
+      this.waitMode = requireNonNull(waitMode, "waitMode");
+      return this;
+    }
+
+    /**
+     * Sets how long {@link Batcher#close()} waits for the drain. Zero abandons whatever is not written yet.
+     *
+     * @throws IllegalArgumentException if {@code closeTimeout} is negative
+     */
+    public Builder closeTimeout(Duration closeTimeout) {
+      this.closeTimeout = requireNonNegative("closeTimeout", closeTimeout);
+      return this;
+    }
+
+    /** Sets the factory of the consumer thread. */
+    public Builder threadFactory(ThreadFactory threadFactory) {
+      this.threadFactory = requireNonNull(threadFactory, "threadFactory");
+      return this;
+    }
+
+    /** Sets the time source; intended for tests. */
+    public Builder ticker(Ticker ticker) {
+      this.ticker = requireNonNull(ticker, "ticker");
+      return this;
+    }
+
+    /**
+     * Returns the configuration.
+     *
+     * @throws IllegalStateException if {@code maxBatchSize} exceeds {@code ringSize}
+     */
+    public BatcherConfig build() {
+      requireState(maxBatchSize <= ringSize,
+          "maxBatchSize (%s) must not exceed ringSize (%s)", maxBatchSize, ringSize);
+      return new BatcherConfig(this);
+    }
+  }
+}

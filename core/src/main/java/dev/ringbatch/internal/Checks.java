@@ -1,0 +1,62 @@
+package dev.ringbatch.internal;
+
+import java.time.Duration;
+
+/**
+ * Argument and state checks whose messages name the field, the rule and the value the caller passed, e.g.
+ * {@code "ringSize must be a positive power of two but was 1000"}. Public types of this module call it;
+ * users must not.
+ */
+public final class Checks {
+
+  private Checks() {}
+
+  /** Throws {@link IllegalArgumentException} with the formatted message unless {@code condition} holds. */
+  public static void requireArgument(boolean condition, String format, Object... args) {
+    if (!condition) {
+      throw new IllegalArgumentException(String.format(format, args));
+    }
+  }
+
+  /** Throws {@link IllegalStateException} with the formatted message unless {@code condition} holds. */
+  public static void requireState(boolean condition, String format, Object... args) {
+    if (!condition) {
+      throw new IllegalStateException(String.format(format, args));
+    }
+  }
+
+  /** Returns {@code value} if it is positive; otherwise throws naming {@code field}. */
+  public static int requirePositive(String field, int value) {
+    requireArgument(value > 0, "%s must be positive but was %s", field, value);
+    return value;
+  }
+
+  /** Returns {@code value} if it is positive; otherwise throws naming {@code field}. */
+  public static long requirePositive(String field, long value) {
+    requireArgument(value > 0, "%s must be positive but was %s", field, value);
+    return value;
+  }
+
+  /** Returns {@code value} if it is non-null and not negative; otherwise throws naming {@code field}. */
+  public static Duration requireNonNegative(String field, Duration value) {
+    java.util.Objects.requireNonNull(value, field);
+    requireArgument(!value.isNegative(), "%s must not be negative but was %s", field, value);
+    return value;
+  }
+
+  /** Returns {@code value} if it is non-null and longer than zero; otherwise throws naming {@code field}. */
+  public static Duration requirePositive(String field, Duration value) {
+    java.util.Objects.requireNonNull(value, field);
+    requireArgument(!value.isNegative() && !value.isZero(), "%s must be positive but was %s", field, value);
+    return value;
+  }
+
+  /** Converts to nanoseconds, saturating at {@link Long#MAX_VALUE} instead of overflowing. */
+  public static long saturatedNanos(Duration duration) {
+    try {
+      return duration.toNanos();
+    } catch (ArithmeticException tooLong) {
+      return duration.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
+    }
+  }
+}

@@ -1,0 +1,300 @@
+package dev.ringbatch.internal;
+
+import com.lmax.disruptor.AlertException;
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.Sequence;
+import com.lmax.disruptor.SequenceBarrier;
+import com.lmax.disruptor.TimeoutException;
+import dev.ringbatch.BatchLimits;
+import dev.ringbatch.BatchSink;
+import dev.ringbatch.Ticker;
+import java.lang.System.Logger.Level;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The consumer loop: takes what the ring holds, coalesces it into a {@link PendingBatch} and hands the
+ * batch to the sink when the ring runs dry, when the batch reaches its item or byte limit, or when its
+ * linger ends. Runs on the batcher's one consumer thread; every method without a note is called there.
+ *
+ * <p>It drives the ring with a {@link SequenceBarrier} rather than the Disruptor's
+ * {@code BatchEventProcessor}, for three reasons: it releases slots to producers as soon as it has copied
+ * them out (before the sink call, not after), it can hold a batch across waits (linger) and it stops by a
+ * hand-over protocol that an abandoning close can rely on.
+ *
+ * <h2>Hand-over</h2>
+ * {@code phase} is {@code IDLE} between batches and {@code WRITING} during a sink call; the consumer moves
+ * it with CAS. An abandoning close swaps in {@code HANDED_OVER}: if it found {@code WRITING}, the consumer
+ * is inside the sink and will touch nothing after the call returns (its CAS fails); if it found {@code IDLE},
+ * the consumer stops at its next CAS or wait, and the close waits briefly for it to stop. Either way the
+ * close then owns the pending batch and the unread slots, and each future is failed by exactly one side.
+ */
+final class CoalescingConsumer<T, R> implements Runnable {
+  static final int IDLE = 0;
+  static final int WRITING = 1;
+  static final int HANDED_OVER = 2;
+
+  private static final System.Logger LOG = System.getLogger(CoalescingConsumer.class.getName());
+
+  private final String name;
+  private final RingBuffer<SubmissionSlot> ring;
+  private final SequenceBarrier barrier;
+  private final Sequence consumed;
+  private final ConsumerWaitStrategy waitStrategy;
+  private final BatchSink<T, R> sink;
+  private final PendingBatch<T, R> batch;
+  private final Ticker ticker;
+  private final ConsumerCounters counters = new ConsumerCounters();
+  private final GuardedStatsRecorders recorders;
+  private final FlushWaiters flushWaiters;
+  private final AtomicInteger phase = new AtomicInteger(IDLE);
+  private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+
+  /** Replaced by any thread through {@link #setLimits}; read once per run of available slots. */
+  private volatile BatchLimits limits;
+  /** Every sequence up to this one has its final outcome. Written by the consumer, read by flush(). */
+  private volatile long finishedSequence = -1;
+  /** Whether the consumer reached the close marker and wrote everything before it. */
+  private volatile boolean drained;
+
+  private long lastRead = -1;
+  private long batchStart;
+
+  CoalescingConsumer(String name, RingBuffer<SubmissionSlot> ring, SequenceBarrier barrier, Sequence consumed,
+      ConsumerWaitStrategy waitStrategy, BatchSink<T, R> sink, BatchLimits limits, Ticker ticker,
+      GuardedStatsRecorders recorders, FlushWaiters flushWaiters) {
+    this.name = name;
+    this.ring = ring;
+    this.barrier = barrier;
+    this.consumed = consumed;
+    this.waitStrategy = waitStrategy;
+    this.sink = sink;
+    this.limits = limits;
+    this.ticker = ticker;
+    this.recorders = recorders;
+    this.flushWaiters = flushWaiters;
+    this.batch = new PendingBatch<>(limits.maxBatchSize(), ring.getBufferSize());
+  }
+
+  @Override
+  public void run() {
+    waitStrategy.bindConsumer(Thread.currentThread());
+    long next = 0;
+    try {
+      while (true) {
+        long available;
+        try {
+          available = barrier.waitFor(next);
+        } catch (TimeoutException lingerEndedOrFlushRequested) {
+          onWaitEnded();
+          continue;
+        } catch (AlertException alert) {
+          if (phase.get() == HANDED_OVER) {
+            return;
+          }
+          barrier.clearAlert();
+          continue;
+        } catch (InterruptedException interrupted) {
+          if (phase.get() == HANDED_OVER) {
+            return;
+          }
+          LOG.log(Level.WARNING, "consumer of batcher '" + name + "' was interrupted; only close() stops it");
+          continue;
+        }
+        if (available < next) {
+          Thread.onSpinWait(); // claimed by a producer but not yet published
+          continue;
+        }
+        if (process(next, available)) {
+          drained = true;
+          return;
+        }
+        next = available + 1;
+      }
+    } catch (HandedOver handedOver) {
+      return; // the abandoning close owns what is left
+    } finally {
+      terminated.complete(null);
+    }
+  }
+
+  /** Takes slots {@code from..to}; returns true when it met the close marker and wrote everything before it. */
+  private boolean process(long from, long to) {
+    BatchLimits l = limits;
+    try {
+      for (long sequence = from; sequence <= to; sequence++) {
+        SubmissionSlot slot = ring.get(sequence);
+        byte kind = slot.kind;
+        if (kind == SubmissionSlot.ITEM) {
+          Object item = slot.item;
+          CompletableFuture<Object> future = slot.future;
+          long weight = slot.weight;
+          slot.mark(SubmissionSlot.EMPTY);
+          if (!batch.isEmpty() && weight > l.maxBatchBytes() - batch.weight()) {
+            write(sequence - 1); // the item would push the batch past its byte limit: it starts the next one
+          }
+          if (batch.isEmpty() && !l.linger().isZero()) {
+            batchStart = ticker.read();
+          }
+          batch.add(item, future, weight);
+          lastRead = sequence;
+          if (batch.size() >= l.maxBatchSize() || batch.weight() >= l.maxBatchBytes()) {
+            write(sequence);
+          }
+        } else {
+          slot.mark(SubmissionSlot.EMPTY);
+          lastRead = sequence;
+          if (kind == SubmissionSlot.CLOSE) {
+            endOfRun(sequence, null);
+            return true;
+          }
+        }
+      }
+      endOfRun(to, l);
+    } catch (HandedOver handedOver) {
+      throw handedOver;
+    } catch (Throwable bug) {
+      LOG.log(Level.ERROR, "consumer of batcher '" + name + "' failed outside the sink; failing its batch", bug);
+      if (!batch.isEmpty()) {
+        counters.recordBatch(batch.size(), batch.failAndClear(bug));
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The ring ran dry at {@code sequence}: release the slots read so far, then write the batch unless it
+   * lingers ({@code limits} null means "write now", as at the close marker).
+   */
+  private void endOfRun(long sequence, @Nullable BatchLimits l) {
+    consumed.set(sequence);
+    if (batch.isEmpty()) {
+      finish(sequence);
+    } else if (l == null || !linger(l)) {
+      write(sequence);
+    }
+  }
+
+  /** Decides whether the batch waits for more items, and if so arms the deadline. */
+  private boolean linger(BatchLimits l) {
+    long lingerNanos = Checks.saturatedNanos(l.linger());
+    if (lingerNanos == 0 || batch.size() >= l.maxBatchSize() || !flushWaiters.isEmpty()) {
+      return false;
+    }
+    long deadline = batchStart + lingerNanos;
+    if (ticker.read() - deadline >= 0) {
+      return false;
+    }
+    waitStrategy.setDeadline(deadline);
+    return true;
+  }
+
+  /** The wait ended early: the linger deadline passed or flush() asked for the batch. */
+  private void onWaitEnded() {
+    waitStrategy.setDeadline(ConsumerWaitStrategy.NO_DEADLINE);
+    if (!batch.isEmpty()) {
+      write(lastRead);
+    }
+  }
+
+  /** Hands the batch (all items up to {@code lastSequence}) to the sink and completes its futures. */
+  private void write(long lastSequence) {
+    waitStrategy.setDeadline(ConsumerWaitStrategy.NO_DEADLINE);
+    consumed.set(lastSequence); // producers may reuse these slots while the sink works
+    if (!phase.compareAndSet(IDLE, WRITING)) {
+      throw HandedOver.INSTANCE;
+    }
+    Throwable failure = null;
+    long writeNanos = 0;
+    batch.writing(true);
+    try {
+      long start = ticker.read();
+      try {
+        sink.write(batch);
+      } finally {
+        writeNanos = ticker.read() - start;
+      }
+    } catch (Throwable t) {
+      failure = t;
+    }
+    batch.writing(false);
+    if (!phase.compareAndSet(WRITING, IDLE)) {
+      throw HandedOver.INSTANCE;
+    }
+    int size = batch.size();
+    long weight = batch.weight();
+    int failed = batch.completeAndClear(failure);
+    counters.recordBatch(size, failed);
+    recorders.recordBatch(size, weight, writeNanos, failed);
+    if (batch.lastFailedFireAndForget() > 0) {
+      LOG.log(Level.WARNING, "batcher '" + name + "': " + batch.lastFailedFireAndForget()
+          + " fire-and-forget item(s) of a batch of " + size + " failed", batch.lastFireAndForgetFailure());
+    }
+    if (Thread.interrupted()) {
+      LOG.log(Level.WARNING, "the sink of batcher '" + name + "' left the consumer thread interrupted;"
+          + " flag cleared so that the consumer can wait again");
+    }
+    finish(lastSequence);
+  }
+
+  private void finish(long sequence) {
+    finishedSequence = sequence;
+    if (!flushWaiters.isEmpty()) {
+      flushWaiters.completeUpTo(sequence);
+    }
+  }
+
+  // ---- called by other threads ----
+
+  void setLimits(BatchLimits limits) {
+    this.limits = limits;
+  }
+
+  BatchLimits limits() {
+    return limits;
+  }
+
+  long finishedSequence() {
+    return finishedSequence;
+  }
+
+  boolean drained() {
+    return drained;
+  }
+
+  ConsumerCounters counters() {
+    return counters;
+  }
+
+  CompletableFuture<Void> terminated() {
+    return terminated;
+  }
+
+  /** Called by an abandoning close; returns the phase it took over from. */
+  int handOver() {
+    int previous = phase.getAndSet(HANDED_OVER);
+    barrier.alert();
+    waitStrategy.wake();
+    return previous;
+  }
+
+  /**
+   * Fails the pending batch with {@code cause}. Only after {@link #handOver()}, and only once the consumer
+   * is inside the sink or stopped, so that it no longer touches the batch.
+   */
+  int failPending(Throwable cause) {
+    batch.writing(false);
+    return batch.failAndClear(cause);
+  }
+
+  /** Thrown inside the consumer when an abandoning close took over; preallocated, no stack trace. */
+  private static final class HandedOver extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    static final HandedOver INSTANCE = new HandedOver();
+
+    private HandedOver() {
+      super("handed over to an abandoning close", null, false, false);
+    }
+  }
+}

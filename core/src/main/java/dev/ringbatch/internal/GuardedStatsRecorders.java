@@ -1,0 +1,82 @@
+package dev.ringbatch.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.ringbatch.RejectionReason;
+import dev.ringbatch.stats.StatsRecorder;
+import java.lang.System.Logger.Level;
+import java.util.Arrays;
+
+/**
+ * The registered {@link StatsRecorder}s, each call guarded so that a throwing recorder is logged and never
+ * disturbs the batcher. Registration is rare and copies an array; recording reads a volatile array and
+ * iterates it by index, so it allocates nothing. Thread-safe.
+ */
+final class GuardedStatsRecorders {
+  private static final System.Logger LOG = System.getLogger(GuardedStatsRecorders.class.getName());
+  private static final StatsRecorder[] NONE = new StatsRecorder[0];
+
+  private final String batcherName;
+  private volatile StatsRecorder[] recorders = NONE;
+
+  GuardedStatsRecorders(String batcherName) {
+    this.batcherName = batcherName;
+  }
+
+  synchronized void add(StatsRecorder recorder) {
+    requireNonNull(recorder, "recorder");
+    StatsRecorder[] current = recorders;
+    StatsRecorder[] next = Arrays.copyOf(current, current.length + 1);
+    next[current.length] = recorder;
+    recorders = next;
+  }
+
+  synchronized boolean remove(StatsRecorder recorder) {
+    StatsRecorder[] current = recorders;
+    for (int i = 0; i < current.length; i++) {
+      if (current[i] == recorder) {
+        StatsRecorder[] next = new StatsRecorder[current.length - 1];
+        System.arraycopy(current, 0, next, 0, i);
+        System.arraycopy(current, i + 1, next, i, current.length - i - 1);
+        recorders = next;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void recordBatch(int size, long weight, long writeNanos, int failed) {
+    for (StatsRecorder recorder : recorders) {
+      try {
+        recorder.recordBatch(size, weight, writeNanos, failed);
+      } catch (Throwable t) {
+        logFailure(recorder, "recordBatch", t);
+      }
+    }
+  }
+
+  void recordRejected(RejectionReason reason) {
+    for (StatsRecorder recorder : recorders) {
+      try {
+        recorder.recordRejected(reason);
+      } catch (Throwable t) {
+        logFailure(recorder, "recordRejected", t);
+      }
+    }
+  }
+
+  void recordAbandoned(long count) {
+    for (StatsRecorder recorder : recorders) {
+      try {
+        recorder.recordAbandoned(count);
+      } catch (Throwable t) {
+        logFailure(recorder, "recordAbandoned", t);
+      }
+    }
+  }
+
+  private void logFailure(StatsRecorder recorder, String method, Throwable t) {
+    LOG.log(Level.WARNING, () -> "StatsRecorder " + recorder + " of batcher '" + batcherName
+        + "' threw from " + method + "; the batcher carries on", t);
+  }
+}

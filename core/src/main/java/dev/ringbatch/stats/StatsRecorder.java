@@ -1,0 +1,40 @@
+package dev.ringbatch.stats;
+
+import dev.ringbatch.RejectionReason;
+
+/**
+ * Receives a batcher's events as they happen, for metrics. Register with
+ * {@link dev.ringbatch.Batcher#addStatsRecorder(StatsRecorder)}; the ringbatch-micrometer module implements it.
+ *
+ * <p>Every method has an empty default, so a recorder implements only what it needs. Implementations must
+ * be thread-safe, fast and must not block: {@link #recordBatch} runs on the consumer thread between two
+ * batches, {@link #recordRejected} on the producer's thread. An exception thrown by a recorder is logged at
+ * {@code WARNING} and otherwise ignored; it never affects the items.
+ */
+public interface StatsRecorder {
+
+  /**
+   * Records one batch handed to the sink. Called on the consumer thread after the sink returned and the
+   * futures were completed.
+   *
+   * @param size the number of items in the batch
+   * @param weight the total weight of the items, 0 without a weigher
+   * @param writeNanos how long the sink took
+   * @param failed how many of the items failed ({@code size} when the sink threw)
+   */
+  default void recordBatch(int size, long weight, long writeNanos, int failed) {}
+
+  /**
+   * Records an item the batcher refused. Called on the producer's thread.
+   *
+   * @param reason why it was refused
+   */
+  default void recordRejected(RejectionReason reason) {}
+
+  /**
+   * Records items abandoned by a {@code close} that timed out. Called on the closing thread.
+   *
+   * @param count how many items were abandoned
+   */
+  default void recordAbandoned(long count) {}
+}

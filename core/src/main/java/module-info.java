@@ -1,0 +1,15 @@
+/**
+ * ringbatch: many threads' small writes coalesced into few large ones on a Disruptor ring, each caller
+ * keeping its own result.
+ *
+ * <p>Only {@code dev.ringbatch} and {@code dev.ringbatch.stats} are API. The Disruptor is required but not
+ * re-exported: no Disruptor type appears in a public signature.
+ */
+@org.jspecify.annotations.NullMarked
+module dev.ringbatch {
+  requires com.lmax.disruptor;
+  requires static transitive org.jspecify; // annotations in our signatures; optional at run time
+
+  exports dev.ringbatch;
+  exports dev.ringbatch.stats;
+}
