@@ -120,10 +120,12 @@ final class PendingBatch<T, R> implements Batch<T, R> {
   }
 
   private void record(int index, byte state, @Nullable Object outcome) {
-    checkIndex(index);
+    // Checked first: writing is cleared before the futures complete, so a caller that saw its future
+    // complete reliably gets this message, whatever the batch holds by then.
     if (!writing) {
       throw new IllegalStateException("the batch is no longer being written; record outcomes inside write()");
     }
+    checkIndex(index);
     if (states[index] != NONE) {
       throw new IllegalStateException("item " + index + " of the batch already has an outcome");
     }
