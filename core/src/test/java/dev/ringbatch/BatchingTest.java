@@ -384,6 +384,24 @@ class BatchingTest {
     assertThat(futures).allMatch(CompletableFuture::isDone);
   }
 
+  @Test
+  void stats_once_aFutureCompleted_includeItsItem() throws Exception {
+    AtomicInteger recordedItems = new AtomicInteger();
+    Batcher<Integer, Integer> batcher = batcher(BatcherConfig.ofDefaults(), new RecordingSink<>());
+    batcher.addStatsRecorder(new dev.ringbatch.stats.StatsRecorder() {
+      @Override
+      public void recordBatch(int size, long weight, long writeNanos, int failed) {
+        recordedItems.addAndGet(size);
+      }
+    });
+
+    for (int i = 1; i <= 500; i++) {
+      batcher.submitAndWait(i);
+      assertThat(batcher.stats().written()).as("written after %s completed", i).isEqualTo(i);
+      assertThat(recordedItems).as("recorded after %s completed", i).hasValue(i);
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(WaitMode.class)
   void waitMode_eachDeliversAndGoesIdle(WaitMode mode) {

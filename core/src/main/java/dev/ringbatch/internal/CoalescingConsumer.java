@@ -223,10 +223,11 @@ final class CoalescingConsumer<T, R> implements Runnable {
       throw HandedOver.INSTANCE;
     }
     int size = batch.size();
-    long weight = batch.weight();
-    int failed = batch.completeAndClear(failure);
+    int failed = batch.failedCount(failure);
+    // Count before completing: a caller that sees its future done also sees its item in stats and metrics.
     counters.recordBatch(size, failed);
-    recorders.recordBatch(size, weight, writeNanos, failed);
+    recorders.recordBatch(size, batch.weight(), writeNanos, failed);
+    batch.completeAndClear(failure);
     if (batch.lastFailedFireAndForget() > 0) {
       LOG.log(Level.WARNING, "batcher '" + name + "': " + batch.lastFailedFireAndForget()
           + " fire-and-forget item(s) of a batch of " + size + " failed", batch.lastFireAndForgetFailure());

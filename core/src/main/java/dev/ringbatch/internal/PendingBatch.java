@@ -140,19 +140,29 @@ final class PendingBatch<T, R> implements Batch<T, R> {
     return index;
   }
 
+  /** Counts the items that will fail: all of them if {@code batchFailure} is given, else those failed singly. */
+  int failedCount(@Nullable Throwable batchFailure) {
+    if (batchFailure != null) {
+      return size;
+    }
+    int failed = 0;
+    for (int i = 0; i < size; i++) {
+      if (states[i] == FAILED) {
+        failed++;
+      }
+    }
+    return failed;
+  }
+
   /**
    * Completes every future from the recorded outcomes, or fails them all with {@code batchFailure}, then
    * clears the batch.
-   *
-   * @return how many items failed
    */
-  int completeAndClear(@Nullable Throwable batchFailure) {
-    int failed = 0;
+  void completeAndClear(@Nullable Throwable batchFailure) {
     int failedWithoutFuture = 0;
     for (int i = 0; i < size; i++) {
       CompletableFuture<Object> future = futures[i];
       if (batchFailure != null || states[i] == FAILED) {
-        failed++;
         Throwable cause = batchFailure != null ? batchFailure : (Throwable) outcomes[i];
         if (future != null) {
           future.completeExceptionally(cause);
@@ -166,7 +176,6 @@ final class PendingBatch<T, R> implements Batch<T, R> {
     }
     lastFailedFireAndForget = failedWithoutFuture;
     clear();
-    return failed;
   }
 
   /** How many fire-and-forget items the last {@link #completeAndClear} failed; their callers cannot be told. */
