@@ -210,6 +210,37 @@ class CloseTest {
   }
 
   @Test
+  void consumerInterruptedWhileIdle_clearsTheFlagAndParksAgain() throws Exception {
+    sink.open();
+    Batcher<Integer, Integer> batcher = batcher(8);
+    assertThat(batcher.submit(1)).succeedsWithin(WAIT); // the consumer thread exists and has run
+
+    consumerThread.get().interrupt();
+
+    // Parked again, not spinning on a set interrupt flag (park() returns at once while it is set).
+    org.awaitility.Awaitility.await().atMost(WAIT).until(() ->
+        consumerThread.get().getState() == Thread.State.WAITING && !consumerThread.get().isInterrupted());
+    assertThat(batcher.submit(2)).succeedsWithin(WAIT);
+    assertThat(batcher.close(WAIT).drained()).isTrue();
+  }
+
+  @Test
+  void sinkLeavesThreadInterrupted_nextBatchDoesNotSeeIt() throws Exception {
+    List<Boolean> interruptedOnEntry = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Batcher<Integer, Void> batcher = Batcher.of("orders", BatcherConfig.ofDefaults(),
+        (Batch<Integer, Void> batch) -> {
+          interruptedOnEntry.add(Thread.currentThread().isInterrupted());
+          Thread.currentThread().interrupt(); // a careless sink
+        });
+
+    assertThat(batcher.submit(1)).succeedsWithin(WAIT);
+    assertThat(batcher.submit(2)).succeedsWithin(WAIT);
+    assertThat(batcher.close(WAIT).drained()).isTrue();
+
+    assertThat(interruptedOnEntry).containsExactly(false, false);
+  }
+
+  @Test
   void close_negativeTimeout_rejected() {
     sink.open();
     Batcher<Integer, Integer> batcher = batcher(8);

@@ -205,6 +205,12 @@ final class CoalescingConsumer<T, R> implements Runnable {
     if (!phase.compareAndSet(IDLE, WRITING)) {
       throw HandedOver.INSTANCE;
     }
+    if (Thread.interrupted()) {
+      // Only an abandoning close may interrupt this thread, and it does so after the hand-over, when no
+      // further sink call happens: any other interrupt is stray and must not fail the next batch.
+      LOG.log(Level.WARNING, "the consumer thread of batcher '" + name + "' was interrupted;"
+          + " interrupt cleared before the sink call (use close() to stop a batcher)");
+    }
     Throwable failure = null;
     long writeNanos = 0;
     batch.writing(true);
@@ -231,10 +237,6 @@ final class CoalescingConsumer<T, R> implements Runnable {
     if (batch.lastFailedFireAndForget() > 0) {
       LOG.log(Level.WARNING, "batcher '" + name + "': " + batch.lastFailedFireAndForget()
           + " fire-and-forget item(s) of a batch of " + size + " failed", batch.lastFireAndForgetFailure());
-    }
-    if (Thread.interrupted()) {
-      LOG.log(Level.WARNING, "the sink of batcher '" + name + "' left the consumer thread interrupted;"
-          + " flag cleared so that the consumer can wait again");
     }
     finish(lastSequence);
   }

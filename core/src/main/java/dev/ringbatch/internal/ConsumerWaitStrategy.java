@@ -29,6 +29,7 @@ import org.jspecify.annotations.Nullable;
 final class ConsumerWaitStrategy implements WaitStrategy {
   static final long NO_DEADLINE = Long.MAX_VALUE;
 
+  private static final System.Logger LOG = System.getLogger(ConsumerWaitStrategy.class.getName());
   private static final int SPINS = 256;
   private static final int YIELDS = 8;
 
@@ -52,9 +53,14 @@ final class ConsumerWaitStrategy implements WaitStrategy {
     consumer = thread;
   }
 
-  /** Sets (or with {@link #NO_DEADLINE} clears) the linger deadline. Consumer thread only. */
+  /**
+   * Sets (or with {@link #NO_DEADLINE} clears) the linger deadline. Consumer thread only. Writes only on a
+   * change: the field shares a cache line with {@code parked}, which every producer reads on every publish.
+   */
   void setDeadline(long deadline) {
-    this.deadline = deadline;
+    if (this.deadline != deadline) {
+      this.deadline = deadline;
+    }
   }
 
   /** Ends the consumer's current or next wait early with a timeout, e.g. to cut a linger short. */
@@ -112,6 +118,12 @@ final class ConsumerWaitStrategy implements WaitStrategy {
       }
     } finally {
       parked = false;
+    }
+    if (Thread.interrupted()) {
+      // park() returns at once while the flag is set: left set, the consumer would spin. Only close() stops
+      // the consumer (through the barrier's alert), so the interrupt is reported and cleared.
+      LOG.log(System.Logger.Level.WARNING, "the consumer thread " + Thread.currentThread().getName()
+          + " was interrupted while idle; interrupt cleared (use close() to stop a batcher)");
     }
   }
 
