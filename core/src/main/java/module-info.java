@@ -8,8 +8,10 @@
 @org.jspecify.annotations.NullMarked
 module dev.ringbatch {
   requires com.lmax.disruptor;
+  requires static transitive java.sql; // in JdbcBatchSink signatures; a jlinked image without it can skip the sink
   requires static transitive org.jspecify; // annotations in our signatures; optional at run time
 
   exports dev.ringbatch;
   exports dev.ringbatch.stats;
+  exports dev.ringbatch.sink;
 }

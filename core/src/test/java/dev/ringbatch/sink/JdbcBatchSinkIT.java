@@ -1,0 +1,244 @@
+package dev.ringbatch.sink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ringbatch.Batcher;
+import dev.ringbatch.BatcherConfig;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** {@link JdbcBatchSink} against a real PostgreSQL 18, started in-process. */
+class JdbcBatchSinkIT {
+  private static final Duration WAIT = Duration.ofSeconds(30);
+
+  private static EmbeddedPostgres postgres;
+
+  /** The sink's three ways of sending a batch. */
+  enum Mode {
+    ROWS, ROWS_REWRITTEN, UNNEST
+  }
+
+  record Event(long id, String payload) {}
+
+  @BeforeAll
+  static void startPostgres() throws Exception {
+    postgres = EmbeddedPostgres.builder().start();
+  }
+
+  @AfterAll
+  static void stopPostgres() throws Exception {
+    postgres.close();
+  }
+
+  @BeforeEach
+  void createTable() throws SQLException {
+    try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
+      s.execute("DROP TABLE IF EXISTS events");
+      s.execute("CREATE TABLE events (id BIGINT PRIMARY KEY, payload TEXT NOT NULL CHECK (payload <> 'bad'))");
+    }
+  }
+
+  private static DataSource dataSource(Mode mode) {
+    return postgres.getDatabase("postgres", "postgres", java.util.Map.of(
+        "reWriteBatchedInserts", Boolean.toString(mode == Mode.ROWS_REWRITTEN),
+        "ApplicationName", "ringbatch-sink"));
+  }
+
+  private static JdbcBatchSink<Event> sink(Mode mode) {
+    DataSource ds = dataSource(mode);
+    if (mode == Mode.UNNEST) {
+      return JdbcBatchSink.<Event>unnest(ds,
+              "INSERT INTO events (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])")
+          .column("bigint", Event::id)
+          .column("text", Event::payload)
+          .build();
+    }
+    return JdbcBatchSink.of(ds, "INSERT INTO events (id, payload) VALUES (?, ?)", (ps, e) -> {
+      ps.setLong(1, e.id());
+      ps.setString(2, e.payload());
+    });
+  }
+
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void concurrentCallers_everyRowLandsExactlyOnce(Mode mode) throws Exception {
+    int callers = 32;
+    int perCaller = 200;
+    try (JdbcBatchSink<Event> sink = sink(mode);
+         Batcher<Event, Integer> batcher = Batcher.of("events", BatcherConfig.ofDefaults(), sink)) {
+      ExecutorService pool = Executors.newFixedThreadPool(callers);
+      List<Future<List<Integer>>> results = new ArrayList<>();
+      for (int c = 0; c < callers; c++) {
+        int caller = c;
+        results.add(pool.submit(() -> {
+          List<Integer> counts = new ArrayList<>();
+          for (int i = 0; i < perCaller; i++) {
+            counts.add(batcher.submitAndWait(new Event(caller * 1_000_000L + i, "caller " + caller)));
+          }
+          return counts;
+        }));
+      }
+      for (Future<List<Integer>> result : results) {
+        assertThat(result.get(60, TimeUnit.SECONDS))
+            .allMatch(count -> count == 1 || count == Statement.SUCCESS_NO_INFO);
+      }
+      pool.shutdown();
+      assertThat(batcher.stats().meanBatchSize()).isGreaterThan(1.0);
+    }
+    assertThat(count("SELECT count(*) FROM events")).isEqualTo(callers * perCaller);
+    assertThat(count("SELECT count(DISTINCT id) FROM events")).isEqualTo(callers * perCaller);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void constraintViolationInOneRow_onlyThatRowFails(Mode mode) throws Exception {
+    try (JdbcBatchSink<Event> sink = sink(mode)) {
+      RecordingBatch<Event, Integer> batch = RecordingBatch.of(
+          new Event(1, "a"), new Event(2, "b"), new Event(3, "bad"), new Event(4, "c"), new Event(1, "dup"),
+          new Event(5, "d"));
+
+      sink.write(batch);
+
+      assertThat(batch.failed()).containsOnlyKeys(2, 4);
+      assertThat(batch.failed().get(2)).isInstanceOf(SQLException.class)
+          .hasMessageContaining("events_payload_check");
+      assertThat(batch.failed().get(4)).isInstanceOf(SQLException.class)
+          .hasMessageContaining("duplicate key");
+      assertThat(batch.completed()).containsOnlyKeys(0, 1, 3, 5);
+    }
+    assertThat(ids()).containsExactly(1L, 2L, 4L, 5L);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void backendTerminatedMidRun_thatBatchFailsWithCauseAndLaterBatchesSucceed(Mode mode) throws Exception {
+    try (JdbcBatchSink<Event> sink = sink(mode)) {
+      RecordingBatch<Event, Integer> first = RecordingBatch.of(new Event(1, "a"));
+      sink.write(first);
+      assertThat(first.completed()).containsOnlyKeys(0);
+
+      terminateSinkBackends();
+      RecordingBatch<Event, Integer> broken = RecordingBatch.of(new Event(2, "b"), new Event(3, "c"));
+      sink.write(broken);
+      RecordingBatch<Event, Integer> after = RecordingBatch.of(new Event(4, "d"), new Event(5, "e"));
+      sink.write(after);
+
+      assertThat(broken.failed()).containsOnlyKeys(0, 1);
+      assertThat(broken.failed().get(0)).satisfiesAnyOf( // pgjdbc reports a dead backend either way
+          cause -> assertThat(cause).isInstanceOf(SQLException.class),
+          cause -> assertThat(cause).hasRootCauseInstanceOf(SQLException.class));
+      assertThat(after.completed()).containsOnlyKeys(0, 1);
+    }
+    assertThat(ids()).containsExactly(1L, 4L, 5L);
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = Mode.class, names = {"ROWS", "UNNEST"})
+  void backendTerminatedUnderLoad_acknowledgedRowsPresentFailedRowsAbsent(Mode mode) throws Exception {
+    int callers = 16;
+    int perCaller = 300;
+    List<CompletableFuture<Integer>> futures = new ArrayList<>();
+    List<Event> events = new ArrayList<>();
+    try (JdbcBatchSink<Event> sink = sink(mode);
+         Batcher<Event, Integer> batcher = Batcher.of("events", BatcherConfig.ofDefaults(), sink)) {
+      ExecutorService pool = Executors.newFixedThreadPool(callers + 1);
+      CountDownLatch halfway = new CountDownLatch(callers);
+      CountDownLatch killed = new CountDownLatch(1);
+      List<Future<?>> running = new ArrayList<>();
+      for (int c = 0; c < callers; c++) {
+        int caller = c;
+        List<CompletableFuture<Integer>> mine = new ArrayList<>();
+        List<Event> myEvents = new ArrayList<>();
+        running.add(pool.submit(() -> {
+          for (int i = 0; i < perCaller; i++) {
+            Event event = new Event(caller * 1_000_000L + i, "x");
+            myEvents.add(event);
+            CompletableFuture<Integer> f = batcher.submit(event);
+            mine.add(f);
+            f.exceptionally(e -> null).join();
+            if (i == perCaller / 2) {
+              halfway.countDown();
+              if (!killed.await(60, TimeUnit.SECONDS)) {
+                throw new AssertionError("the backend was not terminated within 60 s");
+              }
+            }
+          }
+          synchronized (futures) {
+            futures.addAll(mine);
+            events.addAll(myEvents);
+          }
+          return null;
+        }));
+      }
+      assertThat(halfway.await(60, TimeUnit.SECONDS)).isTrue();
+      terminateSinkBackends(); // every caller waits at halfway, so the kill lands mid-run on an idle connection
+      killed.countDown();
+      for (Future<?> r : running) {
+        r.get(60, TimeUnit.SECONDS);
+      }
+      pool.shutdown();
+    }
+    List<Long> present = ids();
+    int acknowledged = 0;
+    int failed = 0;
+    for (int i = 0; i < futures.size(); i++) {
+      long id = events.get(i).id();
+      try {
+        futures.get(i).join();
+        acknowledged++;
+        assertThat(present).as("acknowledged row %s", id).contains(id);
+      } catch (CompletionException e) {
+        failed++;
+        assertThat(present).as("failed row %s", id).doesNotContain(id);
+      }
+    }
+    assertThat(acknowledged + failed).isEqualTo(callers * perCaller);
+    assertThat(failed).as("rows of the batch that met the dead connection").isPositive();
+    assertThat(acknowledged).as("writing resumed on a fresh connection").isGreaterThan(callers * perCaller / 2);
+    assertThat(present).hasSize(acknowledged).doesNotHaveDuplicates();
+    System.out.printf("%s: %d acknowledged and present, %d failed and absent%n", mode, acknowledged, failed);
+  }
+
+  private static void terminateSinkBackends() throws SQLException {
+    assertThat(count("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+        + " WHERE application_name = 'ringbatch-sink'")).isPositive();
+  }
+
+  private static int count(String sql) throws SQLException {
+    try (Connection c = postgres.getPostgresDatabase().getConnection();
+         Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private static List<Long> ids() throws SQLException {
+    List<Long> ids = new ArrayList<>();
+    try (Connection c = postgres.getPostgresDatabase().getConnection();
+         Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT id FROM events ORDER BY id")) {
+      while (rs.next()) {
+        ids.add(rs.getLong(1));
+      }
+    }
+    return ids;
+  }
+}
