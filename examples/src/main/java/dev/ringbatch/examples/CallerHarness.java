@@ -1,0 +1,113 @@
+package dev.ringbatch.examples;
+
+import java.io.PrintStream;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import me.tongfei.progressbar.DelegatingProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Runs {@code callers} threads that together make {@code calls} calls, each caller waiting for its call
+ * to return before it makes the next (a closed loop, as request threads do), and measures throughput and
+ * each call's latency. Shows a progress bar: animated on a terminal, one plain line per update otherwise.
+ */
+final class CallerHarness {
+
+  /** One call; {@code index} runs from 0 to {@code calls - 1}, each exactly once. */
+  @FunctionalInterface
+  interface Call {
+    void run(int caller, long index) throws Exception;
+  }
+
+  /** What a run measured. */
+  record Outcome(String label, long calls, long failed, double seconds, Histogram latencyNanos) {
+    double perSecond() {
+      return (calls - failed) / seconds;
+    }
+
+    double p50Micros() {
+      return latencyNanos.getValueAtPercentile(50) / 1e3;
+    }
+
+    double p99Micros() {
+      return latencyNanos.getValueAtPercentile(99) / 1e3;
+    }
+  }
+
+  private static final int PROGRESS_CHUNK = 256;
+
+  private CallerHarness() {}
+
+  static Outcome run(String label, int callers, long calls, Call call, PrintStream out) throws InterruptedException {
+    // Per-caller histograms and progress in chunks: a shared recorder or a per-call progress step would make
+    // the callers contend on the harness itself (progressbar's step is synchronized).
+    Histogram[] latencies = new Histogram[callers];
+    AtomicLong next = new AtomicLong();
+    AtomicLong failed = new AtomicLong();
+    AtomicReference<Throwable> firstFailure = new AtomicReference<>();
+    CountDownLatch start = new CountDownLatch(1);
+    CountDownLatch done = new CountDownLatch(callers);
+    try (ProgressBar bar = progressBar(label, calls, out)) {
+      for (int c = 0; c < callers; c++) {
+        int caller = c;
+        Histogram histogram = new Histogram(3);
+        latencies[c] = histogram;
+        Thread thread = new Thread(() -> {
+          int unreported = 0;
+          try {
+            start.await();
+            long index;
+            while ((index = next.getAndIncrement()) < calls) {
+              long t0 = System.nanoTime();
+              try {
+                call.run(caller, index);
+              } catch (Exception e) {
+                failed.incrementAndGet();
+                firstFailure.compareAndSet(null, e);
+              }
+              histogram.recordValue(System.nanoTime() - t0);
+              if (++unreported == PROGRESS_CHUNK) {
+                bar.stepBy(unreported);
+                unreported = 0;
+              }
+            }
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          } finally {
+            bar.stepBy(unreported);
+            done.countDown();
+          }
+        }, label + "-caller-" + c);
+        thread.setDaemon(true);
+        thread.start();
+      }
+      long t0 = System.nanoTime();
+      start.countDown();
+      if (!done.await(30, TimeUnit.MINUTES)) {
+        throw new IllegalStateException(label + ": callers did not finish within 30 minutes");
+      }
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      if (firstFailure.get() != null) {
+        out.println(label + ": " + failed.get() + " call(s) failed; first: " + firstFailure.get());
+      }
+      Histogram all = new Histogram(3);
+      for (Histogram histogram : latencies) {
+        all.add(histogram);
+      }
+      return new Outcome(label, calls, failed.get(), seconds, all);
+    }
+  }
+
+  private static ProgressBar progressBar(String label, long max, PrintStream out) {
+    ProgressBarBuilder builder = new ProgressBarBuilder().setTaskName(label).setInitialMax(max)
+        .showSpeed().setUnit(" calls", 1);
+    if (System.console() == null) {
+      builder.setConsumer(new DelegatingProgressBarConsumer(out::println)).setUpdateIntervalMillis(2_000);
+    }
+    return builder.build();
+  }
+}

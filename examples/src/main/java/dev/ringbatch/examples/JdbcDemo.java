@@ -1,0 +1,163 @@
+package dev.ringbatch.examples;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.ringbatch.Batcher;
+import dev.ringbatch.BatcherConfig;
+import dev.ringbatch.BatcherStats;
+import dev.ringbatch.sink.JdbcBatchSink;
+import dev.ringbatch.stats.StatsRecorder;
+import java.io.PrintStream;
+import java.io.StringReader;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.atomic.LongAdder;
+import org.postgresql.PGConnection;
+
+/**
+ * C concurrent callers insert rows one per call into PostgreSQL: first each call as its own autocommit
+ * {@code INSERT} through a HikariCP pool (what a service does without batching), then each call through a
+ * ringbatch {@link JdbcBatchSink}; last, for the ceiling, one {@code COPY} of the same rows on a single
+ * connection. Checks that the table holds exactly the rows acknowledged and ends with one {@code RESULT}
+ * line.
+ *
+ * <p>Options: {@code --callers 64 --rows 100000 --pool 16 --sink unnest|rows --jdbc-url URL --durability on|off}.
+ */
+final class JdbcDemo {
+  static final String OPTIONS = "--callers --rows --pool --sink --jdbc-url --durability";
+
+  private JdbcDemo() {}
+
+  /** One generated row: a caller's event. */
+  record Event(long id, int caller, String payload) {}
+
+  static String run(DemoOptions options, PrintStream out) throws Exception {
+    int callers = options.intValue("callers", 64);
+    int rows = options.intValue("rows", 100_000);
+    int poolSize = options.intValue("pool", Math.min(callers, 16));
+    String sinkMode = options.stringValue("sink", "unnest");
+    String jdbcUrl = options.stringValue("jdbc-url", "");
+    String durability = options.stringValue("durability", "on");
+    options.requireAllUsed(OPTIONS);
+    if (!sinkMode.equals("unnest") && !sinkMode.equals("rows")) {
+      throw new IllegalArgumentException("--sink must be 'unnest' or 'rows' but was '" + sinkMode + "'");
+    }
+    out.printf("jdbc demo: %d callers insert %,d rows one per call; unbatched pool of %d connections,"
+        + " ringbatch %s sink%n", callers, rows, poolSize, sinkMode);
+
+    try (DemoDatabase database = DemoDatabase.start(jdbcUrl, durability, out);
+         HikariDataSource pool = database.pool("ringbatch-demo", poolSize)) {
+      DemoDatabase.execute(pool, "DROP TABLE IF EXISTS demo_events");
+      DemoDatabase.execute(pool, "CREATE TABLE demo_events (id BIGINT PRIMARY KEY, caller INT NOT NULL,"
+          + " payload TEXT NOT NULL)");
+
+      CallerHarness.Outcome unbatched = CallerHarness.run("unbatched", callers, rows, (caller, i) -> {
+        try (Connection c = pool.getConnection();
+             PreparedStatement ps = c.prepareStatement(
+                 "INSERT INTO demo_events (id, caller, payload) VALUES (?, ?, ?)")) {
+          Event e = event(caller, i);
+          ps.setLong(1, e.id());
+          ps.setInt(2, e.caller());
+          ps.setString(3, e.payload());
+          ps.executeUpdate();
+        }
+      }, out);
+      long unbatchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
+      DemoDatabase.execute(pool, "TRUNCATE demo_events");
+
+      CallerHarness.Outcome batched;
+      BatcherStats stats;
+      LongAdder sinkNanos = new LongAdder();
+      try (JdbcBatchSink<Event> sink = sink(pool, sinkMode);
+           Batcher<Event, Integer> batcher = Batcher.of("demo-events",
+               BatcherConfig.builder().ringSize(4096).maxBatchSize(4096).build(), sink)) {
+        batcher.addStatsRecorder(new StatsRecorder() {
+          @Override
+          public void recordBatch(int size, long weight, long writeNanos, int failed) {
+            sinkNanos.add(writeNanos);
+          }
+        });
+        batched = CallerHarness.run("ringbatch", callers, rows,
+            (caller, i) -> batcher.submitAndWait(event(caller, i)), out);
+        stats = batcher.close(Duration.ofSeconds(30)).stats();
+      }
+      double sinkBusy = sinkNanos.sum() / 1e9 / batched.seconds();
+      long batchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
+      DemoDatabase.execute(pool, "TRUNCATE demo_events");
+
+      double copySeconds = copy(pool, rows);
+      long copiedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
+
+      long acknowledged = rows - batched.failed();
+      long lost = Math.abs(acknowledged - batchedRows) + Math.abs((rows - unbatched.failed()) - unbatchedRows)
+          + Math.abs(rows - copiedRows);
+      double copyPerSecond = rows / copySeconds;
+      out.println();
+      out.println("                      rows/s    p50 µs    p99 µs   mean batch");
+      row(out, "unbatched (autocommit)", unbatched.perSecond(), unbatched.p50Micros(), unbatched.p99Micros(), "1");
+      row(out, "ringbatch", batched.perSecond(), batched.p50Micros(), batched.p99Micros(),
+          String.format(Locale.ROOT, "%.1f", stats.meanBatchSize()));
+      row(out, "COPY, one connection", copyPerSecond, Double.NaN, Double.NaN, String.valueOf(rows));
+      out.printf(Locale.ROOT, "rows in table after each run: %d, %d, %d (expected %d each); ringbatch acknowledged"
+          + " %d%n", unbatchedRows, batchedRows, copiedRows, rows, acknowledged);
+      out.printf(Locale.ROOT, "ringbatch sink: %d batches, %.0f µs per batch, busy %.0f%% of the run%n",
+          stats.batches(), sinkNanos.sum() / 1e3 / Math.max(1, stats.batches()), 100 * sinkBusy);
+      String result = String.format(Locale.ROOT, "RESULT jdbc callers=%d rows=%d unbatched_rows_per_s=%.0f"
+              + " batched_rows_per_s=%.0f speedup=%.2f copy_rows_per_s=%.0f copy_ratio=%.2f mean_batch=%.1f"
+              + " sink_busy=%.2f lost=%d",
+          callers, rows, unbatched.perSecond(), batched.perSecond(), batched.perSecond() / unbatched.perSecond(),
+          copyPerSecond, batched.perSecond() / copyPerSecond, stats.meanBatchSize(), sinkBusy, lost);
+      out.println(result);
+      return result;
+    }
+  }
+
+  static Event event(int caller, long index) {
+    return new Event(index, caller, "event " + index + " from caller " + caller);
+  }
+
+  private static JdbcBatchSink<Event> sink(HikariDataSource pool, String mode) {
+    if (mode.equals("rows")) {
+      // tag::jdbc-rows[]
+      return JdbcBatchSink.of(pool, "INSERT INTO demo_events (id, caller, payload) VALUES (?, ?, ?)", (ps, e) -> {
+        ps.setLong(1, e.id());
+        ps.setInt(2, e.caller());
+        ps.setString(3, e.payload());
+      });
+      // end::jdbc-rows[]
+    }
+    // tag::jdbc-unnest[]
+    return JdbcBatchSink.<Event>unnest(pool, "INSERT INTO demo_events (id, caller, payload)"
+            + " SELECT * FROM unnest(?::bigint[], ?::int[], ?::text[])")
+        .column("bigint", Event::id)
+        .column("int", Event::caller)
+        .column("text", Event::payload)
+        .build();
+    // end::jdbc-unnest[]
+  }
+
+  /** The ceiling: all rows in one COPY on one connection, the data prepared beforehand. */
+  private static double copy(HikariDataSource pool, int rows) throws Exception {
+    StringBuilder csv = new StringBuilder(rows * 40);
+    for (int i = 0; i < rows; i++) {
+      Event e = event(i % 64, i);
+      csv.append(e.id()).append(',').append(e.caller()).append(',').append(e.payload()).append('\n');
+    }
+    String data = csv.toString();
+    try (Connection c = pool.getConnection()) {
+      long t0 = System.nanoTime();
+      c.unwrap(PGConnection.class).getCopyAPI()
+          .copyIn("COPY demo_events (id, caller, payload) FROM STDIN (FORMAT csv)", new StringReader(data));
+      return (System.nanoTime() - t0) / 1e9;
+    }
+  }
+
+  private static void row(PrintStream out, String label, double perSecond, double p50, double p99, String batch) {
+    out.printf(Locale.ROOT, "%-22s %9.0f %9s %9s %12s%n", label, perSecond, micros(p50), micros(p99), batch);
+  }
+
+  private static String micros(double value) {
+    return Double.isNaN(value) ? "-" : String.format(Locale.ROOT, "%.0f", value);
+  }
+}
