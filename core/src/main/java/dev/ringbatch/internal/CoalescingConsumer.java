@@ -36,6 +36,10 @@ final class CoalescingConsumer<T, R> implements Runnable {
   static final int HANDED_OVER = 2;
 
   private static final System.Logger LOG = System.getLogger(CoalescingConsumer.class.getName());
+  /** A run shorter than this means the consumer is keeping pace with producers item by item. */
+  static final int SMALL_RUN = 256;
+  /** Local spins after a small run while producers are busy, a few microseconds, touching no shared memory. */
+  static final int PAUSE_SPINS = 256;
 
   private final String name;
   private final RingBuffer<SubmissionSlot> ring;
@@ -110,12 +114,29 @@ final class CoalescingConsumer<T, R> implements Runnable {
           drained = true;
           return;
         }
+        if (available - next + 1 < SMALL_RUN && ring.getCursor() > available) {
+          pause(); // producers are already past this small run: let them get ahead
+        }
         next = available + 1;
       }
     } catch (HandedOver handedOver) {
       return; // the abandoning close owns what is left
     } finally {
       terminated.complete(null);
+    }
+  }
+
+  /**
+   * After a small run, spins locally before polling the ring again. A consumer that keeps pace with a busy
+   * producer otherwise polls the cursor and availability flags in a tight loop; every poll pulls those cache
+   * lines away from the producer, whose next claim must pull them back, so each item costs cross-core
+   * transfers (open-loop throughput fell from ~100 to ~8 M items/s in such runs). The pause touches no shared
+   * memory, delays no item already taken, and happens only when producers have already claimed sequences past
+   * the run: a lone caller, whose ring is empty by then, never meets it.
+   */
+  private static void pause() {
+    for (int i = 0; i < PAUSE_SPINS; i++) {
+      Thread.onSpinWait();
     }
   }
 
