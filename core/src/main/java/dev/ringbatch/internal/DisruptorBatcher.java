@@ -455,6 +455,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
         Duration.ofNanos(System.nanoTime() - start), stats());
     closeReport = report;
     flushWaiters.completeAll(failure);
+    recorders.recordClosed(report);
     if (abandonedItems > 0) {
       LOG.log(Level.WARNING, "batcher '" + name + "' closed with items abandoned: " + report);
     }

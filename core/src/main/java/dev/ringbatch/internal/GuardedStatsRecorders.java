@@ -2,6 +2,7 @@ package dev.ringbatch.internal;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.ringbatch.CloseReport;
 import dev.ringbatch.RejectionReason;
 import dev.ringbatch.stats.StatsRecorder;
 import java.lang.System.Logger.Level;
@@ -71,6 +72,16 @@ final class GuardedStatsRecorders {
         recorder.recordAbandoned(count);
       } catch (Throwable t) {
         logFailure(recorder, "recordAbandoned", t);
+      }
+    }
+  }
+
+  void recordClosed(CloseReport report) {
+    for (StatsRecorder recorder : recorders) {
+      try {
+        recorder.recordClosed(report);
+      } catch (Throwable t) {
+        logFailure(recorder, "recordClosed", t);
       }
     }
   }

@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.BufferOverflowException;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
@@ -56,7 +55,7 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     void encode(T item, ByteBuffer buffer);
   }
 
-  private final WritableByteChannel channel;
+  private final @Nullable WritableByteChannel channel;
   private final @Nullable FileChannel file;
   private final @Nullable OutputStream stream;
   private final Encoder<? super T> encoder;
@@ -69,7 +68,9 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
   private ByteSink(Builder<T> builder) throws IOException {
     this.encoder = builder.encoder;
     this.fsync = builder.fsync;
-    this.buffer = ByteBuffer.allocateDirect(builder.bufferSize);
+    // A stream is written from the heap array in one call per buffer; a channel from a direct buffer.
+    this.buffer = builder.stream != null
+        ? ByteBuffer.allocate(builder.bufferSize) : ByteBuffer.allocateDirect(builder.bufferSize);
     if (builder.path != null) {
       FileChannel opened = FileChannel.open(builder.path,
           StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
@@ -79,7 +80,7 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
       this.position = opened.size();
     } else if (builder.stream != null) {
       this.stream = builder.stream;
-      this.channel = Channels.newChannel(builder.stream);
+      this.channel = null; // not Channels.newChannel: it would split each buffer into 8 KiB writes
       this.file = null;
     } else {
       this.channel = requireNonNull(builder.channel, "channel");
@@ -226,8 +227,23 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
   }
 
   private void writeFully(ByteBuffer source) throws IOException {
+    if (stream != null) {
+      int length = source.remaining();
+      if (source.hasArray()) {
+        stream.write(source.array(), source.arrayOffset() + source.position(), length);
+      } else {
+        byte[] copy = new byte[length];
+        source.get(copy);
+        stream.write(copy);
+      }
+      source.position(source.limit());
+      position += length;
+      writeCalls++;
+      return;
+    }
+    WritableByteChannel target = requireNonNull(channel, "channel");
     while (source.hasRemaining()) {
-      position += channel.write(source);
+      position += target.write(source);
       writeCalls++;
     }
   }
@@ -245,6 +261,10 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
   /** Closes the file, stream or channel. Call it after the batcher that uses this sink is closed. */
   @Override
   public void close() throws IOException {
-    channel.close();
+    if (stream != null) {
+      stream.close();
+    } else {
+      requireNonNull(channel, "channel").close();
+    }
   }
 }

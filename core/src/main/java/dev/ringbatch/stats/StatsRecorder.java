@@ -1,5 +1,6 @@
 package dev.ringbatch.stats;
 
+import dev.ringbatch.CloseReport;
 import dev.ringbatch.RejectionReason;
 
 /**
@@ -37,4 +38,12 @@ public interface StatsRecorder {
    * @param count how many items were abandoned
    */
   default void recordAbandoned(long count) {}
+
+  /**
+   * Records that the batcher finished closing; nothing is recorded after it. Called on the closing thread.
+   * A metrics binder removes its meters here.
+   *
+   * @param report what the close achieved
+   */
+  default void recordClosed(CloseReport report) {}
 }

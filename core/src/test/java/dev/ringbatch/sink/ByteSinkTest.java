@@ -194,6 +194,31 @@ class ByteSinkTest {
   }
 
   @Test
+  void toStream_oneWriteCallPerBuffer() throws Exception {
+    List<Integer> writes = new ArrayList<>();
+    OutputStream recording = new OutputStream() {
+      @Override
+      public void write(int b) {
+        writes.add(1);
+      }
+
+      @Override
+      public void write(byte[] b, int off, int len) {
+        writes.add(len);
+      }
+    };
+    String line = "x".repeat(999); // 1,000 bytes with the newline
+    try (ByteSink<String> sink = ByteSink.toStream(recording, LINES).bufferSize(32 * 1024).build()) {
+      List<String> lines = new ArrayList<>();
+      for (int i = 0; i < 40; i++) {
+        lines.add(line);
+      }
+      sink.write(RecordingBatch.of(lines.toArray(new String[0])));
+    }
+    assertThat(writes).containsExactly(32_000, 8_000); // 32 lines fill the buffer, 8 more at the end
+  }
+
+  @Test
   void bufferSize_zero_rejected() {
     assertThatThrownBy(() -> ByteSink.toStream(new ByteArrayOutputStream(), LINES).bufferSize(0))
         .isExactlyInstanceOf(IllegalArgumentException.class)
