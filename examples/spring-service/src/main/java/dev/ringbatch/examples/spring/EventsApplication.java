@@ -1,0 +1,64 @@
+package dev.ringbatch.examples.spring;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.ringbatch.Batcher;
+import dev.ringbatch.sink.JdbcBatchSink;
+import dev.ringbatch.spring.boot.BatcherFactory;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import javax.sql.DataSource;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * A REST service that stores posted events in PostgreSQL through a ringbatch {@link JdbcBatchSink}: each
+ * request gets its own result, the database sees few large inserts. PostgreSQL 18 starts in-process.
+ *
+ * <p>Run: {@code mvn -q -B package -DskipTests -pl examples/spring-service -am && java -jar
+ * examples/spring-service/target/ringbatch-example-spring-service-0.1.0-SNAPSHOT.jar}, then
+ * {@code curl -X POST localhost:8080/events -H 'Content-Type: application/json' -d '{"id":1,"payload":"hi"}'}
+ * and {@code curl localhost:8080/actuator/prometheus | grep ringbatch}.
+ */
+@SpringBootApplication
+public class EventsApplication {
+
+  public static void main(String[] args) {
+    SpringApplication.run(EventsApplication.class, args);
+  }
+
+  /** The database, in-process; closed after the pool and the batcher. */
+  @Bean(destroyMethod = "close")
+  EmbeddedPostgres embeddedPostgres() throws IOException {
+    return EmbeddedPostgres.builder().setServerConfig("fsync", "on").setServerConfig("synchronous_commit", "on")
+        .start();
+  }
+
+  @Bean(destroyMethod = "close")
+  HikariDataSource dataSource(EmbeddedPostgres postgres) throws SQLException {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(postgres.getJdbcUrl("postgres", "postgres"));
+    config.setUsername("postgres");
+    config.setMaximumPoolSize(8);
+    HikariDataSource dataSource = new HikariDataSource(config);
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE IF NOT EXISTS events (id BIGINT PRIMARY KEY, payload TEXT NOT NULL)");
+    }
+    return dataSource;
+  }
+
+  // tag::batcher-bean[]
+  @Bean
+  Batcher<Event, Integer> events(BatcherFactory batchers, DataSource dataSource) {
+    return batchers.create("events", JdbcBatchSink.<Event>unnest(dataSource,
+            "INSERT INTO events (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])")
+        .column("bigint", Event::id)
+        .column("text", Event::payload)
+        .build());
+  }
+  // end::batcher-bean[]
+}

@@ -1,0 +1,137 @@
+package dev.ringbatch.examples.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ringbatch.Batcher;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+/** Boots the service on a random port, posts events from concurrent clients, checks rows and meters. */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class EventsApplicationIT {
+  private static final int CLIENTS = 16;
+  private static final int PER_CLIENT = 50;
+
+  @LocalServerPort
+  int port;
+
+  @Autowired
+  DataSource dataSource;
+
+  @Autowired
+  Batcher<Event, Integer> events;
+
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  @Test
+  void concurrentPosts_everyEventStoredOnce_andMetersShowThem() throws Exception {
+    // The context (and its database and meters) is shared with the other test: measure this test's deltas.
+    String before = get("/actuator/prometheus");
+    double writtenBefore = value(before, "ringbatch_items_total", "result=\"written\"");
+    double sizeSumBefore = value(before, "ringbatch_batch_size_items_sum", "");
+    long batchesBefore = events.stats().batches();
+    ExecutorService clients = Executors.newFixedThreadPool(CLIENTS);
+    List<Future<Integer>> created = new ArrayList<>();
+    for (int c = 0; c < CLIENTS; c++) {
+      int client = c;
+      created.add(clients.submit(() -> {
+        int ok = 0;
+        for (int i = 0; i < PER_CLIENT; i++) {
+          long id = client * 1_000L + i;
+          HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri("/events"))
+              .header("Content-Type", "application/json")
+              .POST(HttpRequest.BodyPublishers.ofString("{\"id\":" + id + ",\"payload\":\"event " + id + "\"}"))
+              .build(), HttpResponse.BodyHandlers.ofString());
+          if (response.statusCode() == 201 && response.body().equals("stored " + id)) {
+            ok++;
+          }
+        }
+        return ok;
+      }));
+    }
+    int stored = 0;
+    for (Future<Integer> f : created) {
+      stored += f.get(60, TimeUnit.SECONDS);
+    }
+    clients.shutdown();
+
+    assertThat(stored).isEqualTo(CLIENTS * PER_CLIENT);
+    assertThat(count("SELECT count(*) FROM events WHERE id < 100000")).isEqualTo(CLIENTS * PER_CLIENT);
+    assertThat(count("SELECT count(DISTINCT id) FROM events WHERE id < 100000")).isEqualTo(CLIENTS * PER_CLIENT);
+
+    String prometheus = get("/actuator/prometheus");
+    assertThat(value(prometheus, "ringbatch_items_total", "result=\"written\"") - writtenBefore)
+        .isEqualTo(CLIENTS * PER_CLIENT);
+    assertThat(value(prometheus, "ringbatch_batch_size_items_sum", "") - sizeSumBefore)
+        .isEqualTo(CLIENTS * PER_CLIENT);
+    assertThat(value(prometheus, "ringbatch_batch_size_items_count", "")).isEqualTo(events.stats().batches());
+    assertThat(events.stats().batches() - batchesBefore).as("batches for %s events", CLIENTS * PER_CLIENT)
+        .isLessThan(CLIENTS * PER_CLIENT);
+    assertThat(prometheus).contains("ringbatch_batch_write_seconds_count{name=\"events\"")
+        .contains("ringbatch_ring_capacity_items{name=\"events\"} 4096.0");
+    System.out.println("Prometheus output, ringbatch meters:");
+    prometheus.lines().filter(l -> l.startsWith("ringbatch_")).forEach(System.out::println);
+  }
+
+  @Test
+  void duplicateEvent_answers422WithTheDatabaseError() throws Exception {
+    String body = "{\"id\":999999,\"payload\":\"once\"}";
+    HttpResponse<String> first = post(body);
+    HttpResponse<String> second = post(body);
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(second.statusCode()).isEqualTo(422);
+    assertThat(second.body()).contains("duplicate key");
+  }
+
+  private HttpResponse<String> post(String body) throws Exception {
+    return http.send(HttpRequest.newBuilder(uri("/events")).header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private String get(String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(uri(path)).build(), HttpResponse.BodyHandlers.ofString()).body();
+  }
+
+  private URI uri(String path) {
+    return URI.create("http://127.0.0.1:" + port + path);
+  }
+
+  private int count(String sql) throws Exception {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  /** The value of the Prometheus sample {@code name{..., name="events", ...labels...}}. */
+  private static double value(String prometheus, String name, String label) {
+    Matcher m = Pattern.compile("^" + Pattern.quote(name) + "\\{([^}]*)\\} (\\S+)$", Pattern.MULTILINE)
+        .matcher(prometheus);
+    while (m.find()) {
+      if (m.group(1).contains("name=\"events\"") && m.group(1).contains(label)) {
+        return Double.parseDouble(m.group(2));
+      }
+    }
+    throw new AssertionError("no sample " + name + " with " + label + " in:\\n" + prometheus);
+  }
+}

@@ -1,0 +1,181 @@
+package dev.ringbatch.micrometer;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.ringbatch.Batcher;
+import dev.ringbatch.CloseReport;
+import dev.ringbatch.RejectionReason;
+import dev.ringbatch.stats.StatsRecorder;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Binds a {@link Batcher}'s meters to a {@link MeterRegistry}. Every meter is tagged {@code name=<batcher>}
+ * plus the tags given here:
+ *
+ * <table>
+ *   <caption>Meters</caption>
+ *   <tr><th>name</th><th>type</th><th>tags</th><th>meaning</th></tr>
+ *   <tr><td>{@code ringbatch.items}</td><td>counter</td><td>{@code result=written|failed|abandoned|rejected}</td>
+ *       <td>items by outcome</td></tr>
+ *   <tr><td>{@code ringbatch.rejections}</td><td>counter</td><td>{@code reason=full|timeout|interrupted|closed}</td>
+ *       <td>refused items by reason</td></tr>
+ *   <tr><td>{@code ringbatch.batch.size}</td><td>distribution summary</td><td></td><td>items per batch</td></tr>
+ *   <tr><td>{@code ringbatch.batch.write}</td><td>timer</td><td></td><td>time the sink took per batch</td></tr>
+ *   <tr><td>{@code ringbatch.ring.remaining}</td><td>gauge</td><td></td><td>free ring slots</td></tr>
+ *   <tr><td>{@code ringbatch.ring.capacity}</td><td>gauge</td><td></td><td>ring slots</td></tr>
+ *   <tr><td>{@code ringbatch.items.inflight}</td><td>gauge</td><td></td><td>accepted, not yet finished</td></tr>
+ * </table>
+ *
+ * <p>Counters and gauges read {@link Batcher#stats()} when the registry is scraped and hold the batcher
+ * weakly; the summary and the timer are fed by a {@link StatsRecorder} the binder registers. When the
+ * batcher closes, or when this binder is {@linkplain #close() closed}, every meter is removed.
+ *
+ * <pre>{@code
+ * Batcher<Order, Integer> orders = BatcherMetrics.monitor(registry, Batcher.of("orders", config, sink));
+ * }</pre>
+ */
+public final class BatcherMetrics implements MeterBinder, AutoCloseable {
+  static final String PREFIX = "ringbatch.";
+
+  private final Batcher<?, ?> batcher;
+  private final Tags tags;
+  private final List<Meter> meters = new CopyOnWriteArrayList<>();
+  private volatile @Nullable MeterRegistry registry;
+  private volatile @Nullable Recorder recorder;
+
+  /**
+   * Creates a binder for {@code batcher}; call {@link #bindTo} to register the meters.
+   *
+   * @param tags extra tags for every meter, on top of {@code name=<batcher name>}
+   */
+  public BatcherMetrics(Batcher<?, ?> batcher, Iterable<Tag> tags) {
+    this.batcher = requireNonNull(batcher, "batcher");
+    this.tags = Tags.of(requireNonNull(tags, "tags")).and("name", batcher.name());
+  }
+
+  /** Binds the meters of {@code batcher} to {@code registry} and returns the batcher unchanged. */
+  public static <B extends Batcher<?, ?>> B monitor(MeterRegistry registry, B batcher, String... tags) {
+    new BatcherMetrics(batcher, Tags.of(tags)).bindTo(registry);
+    return batcher;
+  }
+
+  /** Binds the meters of {@code batcher} to {@code registry} and returns the batcher unchanged. */
+  public static <B extends Batcher<?, ?>> B monitor(MeterRegistry registry, B batcher, Iterable<Tag> tags) {
+    new BatcherMetrics(batcher, tags).bindTo(registry);
+    return batcher;
+  }
+
+  @Override
+  public void bindTo(MeterRegistry registry) {
+    requireNonNull(registry, "registry");
+    synchronized (this) {
+      if (this.registry != null) {
+        throw new IllegalStateException("BatcherMetrics of batcher '" + batcher.name() + "' is already bound");
+      }
+      this.registry = registry;
+    }
+    for (String result : new String[] {"written", "failed", "abandoned", "rejected"}) {
+      counter(registry, "items", "Items of the batcher by outcome", Tags.of("result", result),
+          itemsBy(result));
+    }
+    for (RejectionReason reason : RejectionReason.values()) {
+      counter(registry, "rejections", "Items the batcher refused, by reason",
+          Tags.of("reason", reason.name().toLowerCase(Locale.ROOT)), b -> b.stats().rejected(reason));
+    }
+    gauge(registry, "ring.remaining", "Free slots in the batcher's ring", b -> b.stats().remainingCapacity());
+    gauge(registry, "ring.capacity", "Slots in the batcher's ring", b -> b.stats().ringSize());
+    gauge(registry, "items.inflight", "Items accepted and not yet written, failed or abandoned",
+        b -> b.stats().inFlight());
+    DistributionSummary sizes = DistributionSummary.builder(PREFIX + "batch.size")
+        .description("Items per batch handed to the sink").baseUnit("items").tags(tags)
+        .register(registry);
+    Timer writes = Timer.builder(PREFIX + "batch.write").description("Time the sink took to write a batch")
+        .tags(tags).register(registry);
+    meters.add(sizes);
+    meters.add(writes);
+    Recorder r = new Recorder(sizes, writes);
+    recorder = r;
+    batcher.addStatsRecorder(r);
+    if (batcher.isClosed() && batcher.closeReport() != null) {
+      close(); // closed before it was bound: nothing to watch
+    }
+  }
+
+  private static ToDoubleFunction<Batcher<?, ?>> itemsBy(String result) {
+    switch (result) {
+      case "written":
+        return b -> b.stats().written();
+      case "failed":
+        return b -> b.stats().failed();
+      case "abandoned":
+        return b -> b.stats().abandoned();
+      default:
+        return b -> b.stats().rejected();
+    }
+  }
+
+  private void counter(MeterRegistry registry, String name, String description, Tags extra,
+      ToDoubleFunction<Batcher<?, ?>> value) {
+    meters.add(FunctionCounter.builder(PREFIX + name, batcher, value).description(description)
+        .baseUnit("items").tags(tags.and(extra)).register(registry));
+  }
+
+  private void gauge(MeterRegistry registry, String name, String description,
+      ToDoubleFunction<Batcher<?, ?>> value) {
+    meters.add(Gauge.builder(PREFIX + name, batcher, value).description(description).baseUnit("items")
+        .tags(tags).register(registry));
+  }
+
+  /** Removes every meter from the registry and stops recording. Idempotent. */
+  @Override
+  public void close() {
+    Recorder r = recorder;
+    recorder = null;
+    if (r != null) {
+      batcher.removeStatsRecorder(r);
+    }
+    MeterRegistry reg = registry;
+    if (reg != null) {
+      for (Meter meter : meters) {
+        reg.remove(meter);
+      }
+    }
+    meters.clear();
+  }
+
+  /** Feeds the summary and the timer; removes the meters when the batcher closes. */
+  private final class Recorder implements StatsRecorder {
+    private final DistributionSummary sizes;
+    private final Timer writes;
+
+    Recorder(DistributionSummary sizes, Timer writes) {
+      this.sizes = sizes;
+      this.writes = writes;
+    }
+
+    @Override
+    public void recordBatch(int size, long weight, long writeNanos, int failed) {
+      sizes.record(size);
+      writes.record(writeNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void recordClosed(CloseReport report) {
+      close();
+    }
+  }
+}

@@ -1,0 +1,5 @@
+/** Micrometer meters for ringbatch batchers: {@link dev.ringbatch.micrometer.BatcherMetrics}. */
+@NullMarked
+package dev.ringbatch.micrometer;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,141 @@
+package dev.ringbatch.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ringbatch.Batch;
+import dev.ringbatch.Batcher;
+import dev.ringbatch.BatcherConfig;
+import dev.ringbatch.OverflowPolicy;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class BatcherMetricsTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final CountDownLatch gate = new CountDownLatch(1);
+  private Batcher<Integer, Void> batcher;
+
+  @AfterEach
+  void close() {
+    gate.countDown();
+    if (batcher != null) {
+      batcher.close(WAIT);
+    }
+  }
+
+  /** Fails odd items; waits at the gate while the item 1000 is in the batch. */
+  private Batcher<Integer, Void> start(int ringSize) {
+    batcher = Batcher.of("orders", BatcherConfig.builder().ringSize(ringSize).maxBatchSize(ringSize)
+        .overflowPolicy(OverflowPolicy.DROP).build(), (Batch<Integer, Void> batch) -> {
+          for (int i = 0; i < batch.size(); i++) {
+            if (batch.item(i) == 1000) {
+              gate.await(10, TimeUnit.SECONDS);
+            }
+            if (batch.item(i) % 2 == 1) {
+              batch.fail(i, new IllegalArgumentException("odd"));
+            }
+          }
+        });
+    return batcher;
+  }
+
+  @Test
+  void monitor_afterRealTraffic_countsOutcomesBatchesAndWriteTimes() {
+    Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start(64), "service", "shop");
+    List<CompletableFuture<Void>> futures = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      futures.add(b.submit(i));
+    }
+    futures.forEach(f -> f.exceptionally(e -> null).join());
+
+    assertThat(count("ringbatch.items", "result", "written")).isEqualTo(5);
+    assertThat(count("ringbatch.items", "result", "failed")).isEqualTo(5);
+    assertThat(count("ringbatch.items", "result", "rejected")).isZero();
+    assertThat(count("ringbatch.items", "result", "abandoned")).isZero();
+    assertThat(registry.get("ringbatch.batch.size").tag("name", "orders").tag("service", "shop").summary()
+        .totalAmount()).isEqualTo(10);
+    long batches = b.stats().batches();
+    assertThat(registry.get("ringbatch.batch.size").summary().count()).isEqualTo(batches);
+    assertThat(registry.get("ringbatch.batch.write").tag("name", "orders").timer().count()).isEqualTo(batches);
+    assertThat(registry.get("ringbatch.ring.capacity").gauge().value()).isEqualTo(64);
+    assertThat(registry.get("ringbatch.items.inflight").gauge().value()).isZero();
+  }
+
+  @Test
+  void rejections_countedByReason_andRingGaugeSeesTheBacklog() throws Exception {
+    Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start(4));
+    b.submit(1000); // holds the consumer at the gate
+    org.awaitility.Awaitility.await().atMost(WAIT).until(() -> b.stats().remainingCapacity() == 4);
+    for (int i = 0; i < 6; i++) {
+      b.offer(i * 2); // 4 fit in the ring, 2 are dropped
+    }
+
+    assertThat(count("ringbatch.rejections", "reason", "full")).isEqualTo(2);
+    assertThat(count("ringbatch.rejections", "reason", "timeout")).isZero();
+    assertThat(count("ringbatch.items", "result", "rejected")).isEqualTo(2);
+    assertThat(registry.get("ringbatch.ring.remaining").gauge().value()).isZero();
+    assertThat(registry.get("ringbatch.items.inflight").gauge().value()).isEqualTo(5);
+  }
+
+  @Test
+  void everyMeter_hasNameTagDescriptionAndBaseUnit() {
+    BatcherMetrics.monitor(registry, start(64));
+
+    assertThat(registry.getMeters()).hasSize(4 + 4 + 3 + 2);
+    for (Meter meter : registry.getMeters()) {
+      assertThat(meter.getId().getName()).startsWith("ringbatch.");
+      assertThat(meter.getId().getTag("name")).isEqualTo("orders");
+      assertThat(meter.getId().getDescription()).isNotBlank();
+      if (!meter.getId().getName().equals("ringbatch.batch.write")) {
+        assertThat(meter.getId().getBaseUnit()).isEqualTo("items");
+      }
+    }
+  }
+
+  @Test
+  void batcherClose_removesEveryMeter() {
+    Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start(64));
+    assertThat(registry.getMeters()).isNotEmpty();
+
+    b.close(WAIT);
+
+    assertThat(registry.getMeters()).isEmpty();
+  }
+
+  @Test
+  void binderClose_removesEveryMeterAndStopsRecording() {
+    Batcher<Integer, Void> b = start(64);
+    BatcherMetrics metrics = new BatcherMetrics(b, Tags.empty());
+    metrics.bindTo(registry);
+
+    metrics.close();
+    b.submit(2).join();
+
+    assertThat(registry.getMeters()).isEmpty();
+  }
+
+  @Test
+  void bindTo_twice_rejected() {
+    BatcherMetrics metrics = new BatcherMetrics(start(64), Tags.empty());
+    metrics.bindTo(registry);
+
+    assertThatThrownBy(() -> metrics.bindTo(new SimpleMeterRegistry()))
+        .isExactlyInstanceOf(IllegalStateException.class)
+        .hasMessage("BatcherMetrics of batcher 'orders' is already bound");
+  }
+
+  private double count(String name, String tag, String value) {
+    return registry.get(name).tag("name", "orders").tag(tag, value).functionCounter().count();
+  }
+}

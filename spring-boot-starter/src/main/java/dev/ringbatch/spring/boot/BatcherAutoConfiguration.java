@@ -1,0 +1,34 @@
+package dev.ringbatch.spring.boot;
+
+import dev.ringbatch.Batcher;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Auto-configures the {@link BatcherFactory} and the {@link BatcherLifecycle} that drains batchers on
+ * shutdown. Off with {@code ringbatch.enabled=false}.
+ */
+@AutoConfiguration
+@ConditionalOnClass(Batcher.class)
+@ConditionalOnProperty(prefix = "ringbatch", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(BatcherProperties.class)
+public class BatcherAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  public BatcherFactory batcherFactory(BatcherProperties properties) {
+    return new BatcherFactory(properties);
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  public BatcherLifecycle batcherLifecycle(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> batchers,
+      BatcherProperties properties) {
+    return new BatcherLifecycle(factory, batchers, properties.getShutdownTimeout());
+  }
+}

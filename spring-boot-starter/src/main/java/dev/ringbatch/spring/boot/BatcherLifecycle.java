@@ -1,0 +1,100 @@
+package dev.ringbatch.spring.boot;
+
+import dev.ringbatch.Batcher;
+import dev.ringbatch.CloseReport;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Drains every batcher on shutdown: those the {@link BatcherFactory} created and every {@link Batcher} bean.
+ *
+ * <p>Its phase, {@link #PHASE}, is below the web server's graceful-shutdown and stop phases, so the server
+ * has stopped taking requests before the batchers close, and every lifecycle stops before beans are
+ * destroyed, so the batchers have drained before the {@code DataSource} closes. All batchers share
+ * {@code ringbatch.shutdown-timeout}; what a batcher cannot write in time is abandoned, its callers told.
+ */
+public class BatcherLifecycle implements SmartLifecycle {
+  /** Stops after the web server (graceful shutdown at DEFAULT_PHASE - 1024, stop at DEFAULT_PHASE - 2048). */
+  public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
+
+  private static final System.Logger LOG = System.getLogger(BatcherLifecycle.class.getName());
+
+  private final BatcherFactory factory;
+  private final ObjectProvider<Batcher<?, ?>> beans;
+  private final Duration timeout;
+  private volatile boolean running;
+
+  public BatcherLifecycle(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> beans, Duration timeout) {
+    this.factory = factory;
+    this.beans = beans;
+    this.timeout = timeout;
+  }
+
+  @Override
+  public void start() {
+    running = true;
+    Set<String> names = new java.util.HashSet<>();
+    for (Batcher<?, ?> batcher : batchers()) {
+      names.add(batcher.name());
+    }
+    for (String configured : factory.configuredNames().keySet()) {
+      if (!names.contains(configured)) {
+        LOG.log(Level.WARNING, "ringbatch.batchers." + configured + ".* is set, but no batcher named '"
+            + configured + "' was created; check the name");
+      }
+    }
+  }
+
+  @Override
+  public void stop() {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (Batcher<?, ?> batcher : batchers()) {
+      Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+      CloseReport report = batcher.close(remaining);
+      LOG.log(report.drained() ? Level.INFO : Level.WARNING,
+          "ringbatch batcher '" + batcher.name() + "' closed on shutdown: " + report);
+      if (factory.sinkOf(batcher) instanceof AutoCloseable sink) {
+        try {
+          sink.close();
+        } catch (Exception e) {
+          LOG.log(Level.WARNING, "closing the sink of batcher '" + batcher.name() + "' failed", e);
+        }
+      }
+    }
+    running = false;
+  }
+
+  @Override
+  public boolean isRunning() {
+    return running;
+  }
+
+  @Override
+  public int getPhase() {
+    return PHASE;
+  }
+
+  /** The factory's batchers and the Batcher beans, each once. */
+  List<Batcher<?, ?>> batchers() {
+    Set<Batcher<?, ?>> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    List<Batcher<?, ?>> all = new ArrayList<>();
+    for (Batcher<?, ?> batcher : factory.created()) {
+      if (seen.add(batcher)) {
+        all.add(batcher);
+      }
+    }
+    beans.orderedStream().forEach(batcher -> {
+      if (seen.add(batcher)) {
+        all.add(batcher);
+      }
+    });
+    return all;
+  }
+}
