@@ -1,0 +1,94 @@
+package dev.ringbatch.jmh.report;
+
+import dev.ringbatch.jmh.report.BenchmarkReport.BatchSizes;
+import dev.ringbatch.jmh.report.BenchmarkReport.Experiment;
+import java.util.Collection;
+import java.util.Map;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+
+/** Looks up figures in the suite's results by benchmark, parameter and thread count. */
+final class ReportData {
+  private final Map<Experiment, Collection<RunResult>> results;
+  private final BatchSizes batchSizes;
+
+  ReportData(Map<Experiment, Collection<RunResult>> results, BatchSizes batchSizes) {
+    this.results = results;
+    this.batchSizes = batchSizes;
+  }
+
+  /** The result of {@code benchmark} (method name, e.g. "offer") with {@code param=value} at {@code threads}. */
+  RunResult find(String benchmark, String param, String value, int threads) {
+    for (Collection<RunResult> runs : results.values()) {
+      for (RunResult run : runs) {
+        String name = run.getParams().getBenchmark();
+        if (name.endsWith("." + benchmark) && run.getParams().getThreads() == threads
+            && (param == null || value.equals(run.getParams().getParam(param)))) {
+          return run;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Every result of the experiments with {@code goal}, in run order. */
+  java.util.List<RunResult> runs(String goal) {
+    java.util.List<RunResult> all = new java.util.ArrayList<>();
+    results.forEach((experiment, runs) -> {
+      if (experiment.goal().equals(goal)) {
+        all.addAll(runs);
+      }
+    });
+    return all;
+  }
+
+  double score(String benchmark, String param, String value, int threads) {
+    RunResult run = find(benchmark, param, value, threads);
+    return run == null ? Double.NaN : run.getPrimaryResult().getScore();
+  }
+
+  double error(String benchmark, String param, String value, int threads) {
+    RunResult run = find(benchmark, param, value, threads);
+    return run == null ? Double.NaN : run.getPrimaryResult().getScoreError();
+  }
+
+  /** The lowest and highest measurement iteration, as "min–max": single forks here can be bimodal. */
+  String range(String benchmark, String param, String value, int threads) {
+    RunResult run = find(benchmark, param, value, threads);
+    if (run == null) {
+      return "n/a";
+    }
+    double min = Double.MAX_VALUE;
+    double max = -Double.MAX_VALUE;
+    for (org.openjdk.jmh.results.BenchmarkResult b : run.getBenchmarkResults()) {
+      for (org.openjdk.jmh.results.IterationResult i : b.getIterationResults()) {
+        double score = i.getPrimaryResult().getScore();
+        min = Math.min(min, score);
+        max = Math.max(max, score);
+      }
+    }
+    return BenchmarkReport.fmt(min, 1) + "–" + BenchmarkReport.fmt(max, 1);
+  }
+
+  /** A percentile of a sample-time result, in its unit. */
+  double percentile(String benchmark, String param, String value, int threads, double percentile) {
+    RunResult run = find(benchmark, param, value, threads);
+    return run == null ? Double.NaN : run.getPrimaryResult().getStatistics().getPercentile(percentile);
+  }
+
+  /** Bytes allocated per operation, from the runs that had the GC profiler (the P7 experiment). */
+  double allocation(String benchmark, String target, int threads) {
+    for (RunResult run : runs("P7")) {
+      if (run.getParams().getBenchmark().endsWith("." + benchmark) && run.getParams().getThreads() == threads
+          && target.equals(run.getParams().getParam("target"))) {
+        Result<?> alloc = run.getSecondaryResults().get("gc.alloc.rate.norm");
+        return alloc == null ? Double.NaN : alloc.getScore();
+      }
+    }
+    return Double.NaN;
+  }
+
+  double meanBatch(String target, int threads) {
+    return batchSizes.get(target, threads);
+  }
+}
