@@ -68,6 +68,34 @@ public interface Batcher<T, R> extends AutoCloseable {
     return DisruptorBatcher.start(name, config, weigher, sink);
   }
 
+  /**
+   * Creates and starts a sharded batcher: {@code shards} independent batchers, each with its own ring,
+   * consumer thread and sink (made by {@code sinks} for shard 0, 1, ...), behind this one interface. An item
+   * goes to the shard its {@code key} hashes to, so items with equal keys are written in the order each
+   * producer submitted them. Use it when the sink's system takes parallel writers (one JDBC connection per
+   * shard, say). {@code config} applies to each shard, so the total capacity is {@code shards * ringSize}.
+   * Stats are sums over the shards ({@link #shardStats()} has each); flush and close span them all.
+   *
+   * @throws IllegalArgumentException if {@code name} is blank or {@code shards} is not positive
+   * @throws NullPointerException if an argument is null, or {@code sinks} returns null
+   */
+  static <T, R> Batcher<T, R> sharded(String name, BatcherConfig config, int shards,
+      java.util.function.Function<? super T, ?> key,
+      java.util.function.IntFunction<? extends BatchSink<T, R>> sinks) {
+    java.util.Objects.requireNonNull(key, "key");
+    return dev.ringbatch.internal.ShardedBatcher.start(name, config, shards, key, null, sinks);
+  }
+
+  /**
+   * Creates and starts a sharded batcher that spreads items round-robin: no order is kept between any two
+   * items. See {@link #sharded(String, BatcherConfig, int, java.util.function.Function,
+   * java.util.function.IntFunction)}.
+   */
+  static <T, R> Batcher<T, R> sharded(String name, BatcherConfig config, int shards,
+      java.util.function.IntFunction<? extends BatchSink<T, R>> sinks) {
+    return dev.ringbatch.internal.ShardedBatcher.start(name, config, shards, null, null, sinks);
+  }
+
   /** Returns the name given at creation; it appears in thread names, exceptions and metrics. */
   String name();
 
@@ -138,6 +166,11 @@ public interface Batcher<T, R> extends AutoCloseable {
 
   /** Returns a snapshot of the counters. Cheap enough to poll; safe from any thread. */
   BatcherStats stats();
+
+  /** Returns each shard's counters: one element for a batcher that is not sharded. */
+  default java.util.List<BatcherStats> shardStats() {
+    return java.util.List.of(stats());
+  }
 
   /** Adds a recorder that sees every later batch and rejection. */
   void addStatsRecorder(StatsRecorder recorder);

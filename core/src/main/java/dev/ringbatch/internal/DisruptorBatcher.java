@@ -78,6 +78,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   private final ConsumerWaitStrategy waitStrategy;
   private final CoalescingConsumer<T, R> consumer;
   private final Thread consumerThread;
+  private final ConsumerGroup consumers;
   private final GuardedStatsRecorders recorders;
   private final FlushWaiters flushWaiters = new FlushWaiters();
   private final LongAdder[] rejections = new LongAdder[RejectionReason.values().length];
@@ -91,7 +92,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   private volatile @Nullable Throwable abandonment;
 
   private DisruptorBatcher(String name, BatcherConfig config, @Nullable Weigher<? super T> weigher,
-      BatchSink<T, R> sink) {
+      BatchSink<T, R> sink, ConsumerGroup consumers) {
     this.name = name;
     this.config = config;
     this.ringSize = config.ringSize();
@@ -111,11 +112,19 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     ThreadFactory factory = config.threadFactory();
     Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");
+    this.consumers = consumers;
+    consumers.add(thread);
   }
 
   /** Validates, creates and starts a batcher; the entry point of {@link Batcher#of}. */
   public static <T, R> Batcher<T, R> start(String name, BatcherConfig config,
       @Nullable Weigher<? super T> weigher, BatchSink<T, R> sink) {
+    return start(name, config, weigher, sink, new ConsumerGroup());
+  }
+
+  /** As {@link #start(String, BatcherConfig, Weigher, BatchSink)}, as a member of {@code consumers}. */
+  static <T, R> DisruptorBatcher<T, R> start(String name, BatcherConfig config,
+      @Nullable Weigher<? super T> weigher, BatchSink<T, R> sink, ConsumerGroup consumers) {
     requireNonNull(name, "name");
     requireArgument(!name.isBlank(), "name must not be blank but was '%s'", name);
     requireNonNull(config, "config");
@@ -123,7 +132,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     requireState(weigher != null || !config.limits().hasByteLimit(),
         "maxBatchBytes (%s) needs a weigher: use Batcher.of(name, config, weigher, sink)",
         config.limits().maxBatchBytes());
-    DisruptorBatcher<T, R> batcher = new DisruptorBatcher<>(name, config, weigher, sink);
+    DisruptorBatcher<T, R> batcher = new DisruptorBatcher<>(name, config, weigher, sink, consumers);
     batcher.consumerThread.start();
     return batcher;
   }
@@ -170,7 +179,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public R submitAndWait(T item) throws InterruptedException {
-    requireState(Thread.currentThread() != consumerThread,
+    requireState(!consumers.contains(Thread.currentThread()),
         "submitAndWait must not be called on the consumer thread of batcher '%s' (for example from its sink):"
             + " it would wait for itself; use submit or offer", name);
     CompletableFuture<R> future = submit(item);
@@ -247,7 +256,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     if (state != OPEN) {
       return REJECTED_CLOSED;
     }
-    if (Thread.currentThread() == consumerThread) {
+    if (consumers.contains(Thread.currentThread())) {
       return REJECTED_ON_CONSUMER;
     }
     if (overflowPolicy == OverflowPolicy.DROP) {
@@ -401,7 +410,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   @Override
   public CloseReport close(Duration timeout) {
     requireNonNegative("timeout", timeout);
-    requireState(Thread.currentThread() != consumerThread,
+    requireState(!consumers.contains(Thread.currentThread()),
         "close() must not be called on the consumer thread of batcher '%s' (for example from its sink):"
             + " it would wait for itself", name);
     CompletableFuture<CloseReport> mine = new CompletableFuture<>();

@@ -11,6 +11,8 @@ import java.io.StringReader;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.LongAdder;
 import org.postgresql.PGConnection;
@@ -22,10 +24,12 @@ import org.postgresql.PGConnection;
  * connection. Checks that the table holds exactly the rows acknowledged and ends with one {@code RESULT}
  * line.
  *
- * <p>Options: {@code --callers 64 --rows 100000 --pool 16 --sink unnest|rows --jdbc-url URL --durability on|off}.
+ * <p>Options: {@code --callers 64 --rows 100000 --pool 16 --sink unnest|rows --shards 1 --jdbc-url URL
+ * --durability on|off}. With {@code --shards N}, N batchers keyed by row id write in parallel, one connection
+ * each.
  */
 final class JdbcDemo {
-  static final String OPTIONS = "--callers --rows --pool --sink --jdbc-url --durability";
+  static final String OPTIONS = "--callers --rows --pool --sink --shards --jdbc-url --durability";
 
   private JdbcDemo() {}
 
@@ -37,6 +41,7 @@ final class JdbcDemo {
     int rows = options.intValue("rows", 100_000);
     int poolSize = options.intValue("pool", Math.min(callers, 16));
     String sinkMode = options.stringValue("sink", "unnest");
+    int shards = options.intValue("shards", 1);
     String jdbcUrl = options.stringValue("jdbc-url", "");
     String durability = options.stringValue("durability", "on");
     options.requireAllUsed(OPTIONS);
@@ -44,7 +49,7 @@ final class JdbcDemo {
       throw new IllegalArgumentException("--sink must be 'unnest' or 'rows' but was '" + sinkMode + "'");
     }
     out.printf("jdbc demo: %d callers insert %,d rows one per call; unbatched pool of %d connections,"
-        + " ringbatch %s sink%n", callers, rows, poolSize, sinkMode);
+        + " ringbatch %s sink, %d shard(s)%n", callers, rows, poolSize, sinkMode, shards);
 
     try (DemoDatabase database = DemoDatabase.start(jdbcUrl, durability, out);
          HikariDataSource pool = database.pool("ringbatch-demo", poolSize)) {
@@ -69,9 +74,11 @@ final class JdbcDemo {
       CallerHarness.Outcome batched;
       BatcherStats stats;
       LongAdder sinkNanos = new LongAdder();
-      try (JdbcBatchSink<Event> sink = sink(pool, sinkMode);
-           Batcher<Event, Integer> batcher = Batcher.of("demo-events",
-               BatcherConfig.builder().ringSize(4096).maxBatchSize(4096).build(), sink)) {
+      List<JdbcBatchSink<Event>> sinks = new ArrayList<>();
+      BatcherConfig config = BatcherConfig.builder().ringSize(4096).maxBatchSize(4096).build();
+      try (Batcher<Event, Integer> batcher = shards == 1
+          ? Batcher.of("demo-events", config, opened(sinks, sink(pool, sinkMode)))
+          : Batcher.sharded("demo-events", config, shards, Event::id, shard -> opened(sinks, sink(pool, sinkMode)))) {
         batcher.addStatsRecorder(new StatsRecorder() {
           @Override
           public void recordBatch(int size, long weight, long writeNanos, int failed) {
@@ -81,8 +88,12 @@ final class JdbcDemo {
         batched = CallerHarness.run("ringbatch", callers, rows,
             (caller, i) -> batcher.submitAndWait(event(caller, i)), out);
         stats = batcher.close(Duration.ofSeconds(30)).stats();
+      } finally {
+        for (JdbcBatchSink<Event> sink : sinks) {
+          sink.close();
+        }
       }
-      double sinkBusy = sinkNanos.sum() / 1e9 / batched.seconds();
+      double sinkBusy = sinkNanos.sum() / 1e9 / batched.seconds() / shards; // per shard
       long batchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
       DemoDatabase.execute(pool, "TRUNCATE demo_events");
 
@@ -103,14 +114,19 @@ final class JdbcDemo {
           + " %d%n", unbatchedRows, batchedRows, copiedRows, rows, acknowledged);
       out.printf(Locale.ROOT, "ringbatch sink: %d batches, %.0f µs per batch, busy %.0f%% of the run%n",
           stats.batches(), sinkNanos.sum() / 1e3 / Math.max(1, stats.batches()), 100 * sinkBusy);
-      String result = String.format(Locale.ROOT, "RESULT jdbc callers=%d rows=%d unbatched_rows_per_s=%.0f"
+      String result = String.format(Locale.ROOT, "RESULT jdbc callers=%d rows=%d shards=%d unbatched_rows_per_s=%.0f"
               + " batched_rows_per_s=%.0f speedup=%.2f copy_rows_per_s=%.0f copy_ratio=%.2f mean_batch=%.1f"
               + " sink_busy=%.2f lost=%d",
-          callers, rows, unbatched.perSecond(), batched.perSecond(), batched.perSecond() / unbatched.perSecond(),
+          callers, rows, shards, unbatched.perSecond(), batched.perSecond(), batched.perSecond() / unbatched.perSecond(),
           copyPerSecond, batched.perSecond() / copyPerSecond, stats.meanBatchSize(), sinkBusy, lost);
       out.println(result);
       return result;
     }
+  }
+
+  private static JdbcBatchSink<Event> opened(List<JdbcBatchSink<Event>> sinks, JdbcBatchSink<Event> sink) {
+    sinks.add(sink);
+    return sink;
   }
 
   static Event event(int caller, long index) {

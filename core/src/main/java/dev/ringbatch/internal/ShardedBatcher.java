@@ -1,0 +1,250 @@
+package dev.ringbatch.internal;
+
+import static dev.ringbatch.internal.Checks.requireNonNegative;
+import static dev.ringbatch.internal.Checks.requireState;
+import static java.util.Objects.requireNonNull;
+
+import dev.ringbatch.BatchLimits;
+import dev.ringbatch.BatchSink;
+import dev.ringbatch.Batcher;
+import dev.ringbatch.BatcherConfig;
+import dev.ringbatch.BatcherStats;
+import dev.ringbatch.CloseReport;
+import dev.ringbatch.RejectionReason;
+import dev.ringbatch.Weigher;
+import dev.ringbatch.stats.StatsRecorder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.IntFunction;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * N independent batchers ("shards"), each with its own ring, consumer thread and sink, behind one
+ * {@link Batcher}. An item goes to the shard its key hashes to, so items with equal keys keep their order;
+ * without a key, items go round-robin and no order is kept. Stats are the sums over the shards; flush and
+ * close span them all, and a close closes every shard at once under one deadline.
+ *
+ * <p>The shards' consumer threads form one {@link ConsumerGroup}: a sink of one shard that submits into
+ * another, full shard is refused at once instead of blocking, so shards cannot deadlock each other.
+ */
+public final class ShardedBatcher<T, R> implements Batcher<T, R> {
+  private final String name;
+  private final BatcherConfig config;
+  private final List<DisruptorBatcher<T, R>> shards;
+  private final @Nullable Function<? super T, ?> key;
+  private final ConsumerGroup consumers = new ConsumerGroup();
+  private final AtomicLong roundRobin = new AtomicLong();
+  private volatile @Nullable CloseReport closeReport;
+
+  private ShardedBatcher(String name, BatcherConfig config, int count, @Nullable Function<? super T, ?> key,
+      @Nullable Weigher<? super T> weigher, IntFunction<? extends BatchSink<T, R>> sinks) {
+    this.name = name;
+    this.config = config;
+    this.key = key;
+    List<DisruptorBatcher<T, R>> started = new ArrayList<>(count);
+    try {
+      for (int i = 0; i < count; i++) {
+        BatchSink<T, R> sink = sinks.apply(i);
+        if (sink == null) {
+          throw new NullPointerException("sinks returned null for shard " + i);
+        }
+        started.add(DisruptorBatcher.start(name + "-" + i, config, weigher, sink, consumers));
+      }
+    } catch (RuntimeException | Error e) {
+      started.forEach(shard -> shard.close(Duration.ZERO));
+      throw e;
+    }
+    this.shards = List.copyOf(started);
+  }
+
+  /**
+   * Validates, creates and starts a sharded batcher; the entry point of {@link Batcher#sharded}.
+   *
+   * @param key the routing key of an item, or {@code null} for round-robin
+   */
+  public static <T, R> Batcher<T, R> start(String name, BatcherConfig config, int shards,
+      @Nullable Function<? super T, ?> key, @Nullable Weigher<? super T> weigher,
+      IntFunction<? extends BatchSink<T, R>> sinks) {
+    requireNonNull(name, "name");
+    Checks.requireArgument(!name.isBlank(), "name must not be blank but was '%s'", name);
+    requireNonNull(config, "config");
+    Checks.requirePositive("shards", shards);
+    requireNonNull(sinks, "sinks");
+    return new ShardedBatcher<>(name, config, shards, key, weigher, sinks);
+  }
+
+  private DisruptorBatcher<T, R> shardFor(T item) {
+    requireNonNull(item, "item");
+    int count = shards.size();
+    if (key == null) {
+      return shards.get((int) Math.floorMod(roundRobin.getAndIncrement(), (long) count));
+    }
+    Object k = key.apply(item);
+    if (k == null) {
+      throw new NullPointerException("the key function of batcher '" + name + "' returned null for " + item);
+    }
+    int h = k.hashCode();
+    return shards.get(Math.floorMod(h ^ (h >>> 16), count));
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public BatcherConfig config() {
+    return config;
+  }
+
+  @Override
+  public CompletableFuture<R> submit(T item) {
+    return shardFor(item).submit(item);
+  }
+
+  @Override
+  public R submitAndWait(T item) throws InterruptedException {
+    return shardFor(item).submitAndWait(item);
+  }
+
+  @Override
+  public boolean offer(T item) {
+    return shardFor(item).offer(item);
+  }
+
+  @Override
+  public CompletableFuture<Void> flush() {
+    CompletableFuture<?>[] flushes = new CompletableFuture<?>[shards.size()];
+    for (int i = 0; i < flushes.length; i++) {
+      flushes[i] = shards.get(i).flush();
+    }
+    return CompletableFuture.allOf(flushes);
+  }
+
+  @Override
+  public BatchLimits limits() {
+    return shards.get(0).limits();
+  }
+
+  @Override
+  public void setLimits(BatchLimits limits) {
+    shards.get(0).setLimits(limits); // validates before any shard changes
+    shards.forEach(shard -> shard.setLimits(limits));
+  }
+
+  @Override
+  public BatcherStats stats() {
+    List<BatcherStats> each = shardStats();
+    return sum(each);
+  }
+
+  @Override
+  public List<BatcherStats> shardStats() {
+    List<BatcherStats> each = new ArrayList<>(shards.size());
+    shards.forEach(shard -> each.add(shard.stats()));
+    return each;
+  }
+
+  private static BatcherStats sum(List<BatcherStats> each) {
+    long accepted = 0;
+    long written = 0;
+    long failed = 0;
+    long abandoned = 0;
+    long batches = 0;
+    long remaining = 0;
+    long[] rejected = new long[RejectionReason.values().length];
+    int last = 0;
+    int largest = 0;
+    int ring = 0;
+    for (BatcherStats s : each) {
+      accepted += s.accepted();
+      written += s.written();
+      failed += s.failed();
+      abandoned += s.abandoned();
+      batches += s.batches();
+      remaining += s.remainingCapacity();
+      ring += s.ringSize();
+      last = Math.max(last, s.lastBatchSize());
+      largest = Math.max(largest, s.largestBatchSize());
+      for (RejectionReason reason : RejectionReason.values()) {
+        rejected[reason.ordinal()] += s.rejected(reason);
+      }
+    }
+    return new BatcherStats(accepted, rejected[RejectionReason.FULL.ordinal()],
+        rejected[RejectionReason.TIMEOUT.ordinal()], rejected[RejectionReason.INTERRUPTED.ordinal()],
+        rejected[RejectionReason.CLOSED.ordinal()], written, failed, abandoned, batches, last, largest, ring,
+        remaining);
+  }
+
+  @Override
+  public void addStatsRecorder(StatsRecorder recorder) {
+    shards.forEach(shard -> shard.addStatsRecorder(recorder));
+  }
+
+  @Override
+  public boolean removeStatsRecorder(StatsRecorder recorder) {
+    boolean removed = false;
+    for (DisruptorBatcher<T, R> shard : shards) {
+      removed |= shard.removeStatsRecorder(recorder);
+    }
+    return removed;
+  }
+
+  @Override
+  public boolean isClosed() {
+    return shards.get(0).isClosed();
+  }
+
+  @Override
+  public void close() {
+    close(config.closeTimeout());
+  }
+
+  /** Closes every shard at once, each on its own thread, under the same timeout. */
+  @Override
+  public CloseReport close(Duration timeout) {
+    requireNonNegative("timeout", timeout);
+    requireState(!consumers.contains(Thread.currentThread()),
+        "close() must not be called on a consumer thread of batcher '%s' (for example from its sink):"
+            + " it would wait for itself", name);
+    long start = System.nanoTime();
+    List<CompletableFuture<CloseReport>> closing = new ArrayList<>(shards.size());
+    for (DisruptorBatcher<T, R> shard : shards) {
+      CompletableFuture<CloseReport> report = new CompletableFuture<>();
+      Thread closer = new Thread(() -> {
+        try {
+          report.complete(shard.close(timeout));
+        } catch (Throwable t) {
+          report.completeExceptionally(t);
+        }
+      }, "ringbatch-" + shard.name() + "-close");
+      closer.setDaemon(true);
+      closer.start();
+      closing.add(report);
+    }
+    boolean drained = true;
+    long abandoned = 0;
+    for (CompletableFuture<CloseReport> report : closing) {
+      CloseReport r = report.join(); // each shard's close returns within the timeout plus its grace
+      drained &= r.drained();
+      abandoned += r.abandoned();
+    }
+    CloseReport report = new CloseReport(drained, abandoned, Duration.ofNanos(System.nanoTime() - start), stats());
+    closeReport = report;
+    return report;
+  }
+
+  @Override
+  public @Nullable CloseReport closeReport() {
+    return closeReport;
+  }
+
+  @Override
+  public String toString() {
+    return "ShardedBatcher{name='" + name + "', shards=" + shards.size() + ", " + stats() + '}';
+  }
+}
