@@ -69,6 +69,18 @@ public interface Batcher<T, R> extends AutoCloseable {
   }
 
   /**
+   * Creates and starts a batcher whose sink writes asynchronously: the consumer goes on coalescing while up
+   * to {@link BatcherConfig#maxInFlightBatches()} batches are in flight. See {@link AsyncBatchSink}.
+   *
+   * @throws IllegalArgumentException if {@code name} is blank
+   * @throws IllegalStateException if {@code config} sets {@code maxBatchBytes}, which needs a weigher
+   * @throws NullPointerException if an argument is null
+   */
+  static <T, R> Batcher<T, R> ofAsync(String name, BatcherConfig config, AsyncBatchSink<T, R> sink) {
+    return DisruptorBatcher.startAsync(name, config, null, sink);
+  }
+
+  /**
    * Creates and starts a sharded batcher: {@code shards} independent batchers, each with its own ring,
    * consumer thread and sink (made by {@code sinks} for shard 0, 1, ...), behind this one interface. An item
    * goes to the shard its {@code key} hashes to, so items with equal keys are written in the order each

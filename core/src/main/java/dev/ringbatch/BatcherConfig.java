@@ -41,6 +41,7 @@ public final class BatcherConfig {
   private final Duration submitTimeout;
   private final WaitMode waitMode;
   private final Duration closeTimeout;
+  private final int maxInFlightBatches;
   private final @Nullable ThreadFactory threadFactory;
   private final Ticker ticker;
 
@@ -51,6 +52,7 @@ public final class BatcherConfig {
     this.submitTimeout = builder.submitTimeout;
     this.waitMode = builder.waitMode;
     this.closeTimeout = builder.closeTimeout;
+    this.maxInFlightBatches = builder.maxInFlightBatches;
     this.threadFactory = builder.threadFactory;
     this.ticker = builder.ticker;
   }
@@ -106,6 +108,14 @@ public final class BatcherConfig {
   }
 
   /**
+   * How many batches an {@link AsyncBatchSink} may have in flight at once before the consumer waits.
+   * Ignored by a synchronous {@link BatchSink}. Default 1.
+   */
+  public int maxInFlightBatches() {
+    return maxInFlightBatches;
+  }
+
+  /**
    * The factory of the consumer thread, or {@code null} for the default: one daemon thread named
    * {@code ringbatch-<name>}.
    */
@@ -126,6 +136,7 @@ public final class BatcherConfig {
         + ", submitTimeout=" + (submitTimeout.equals(NO_TIMEOUT) ? "none" : submitTimeout)
         + ", waitMode=" + waitMode
         + ", closeTimeout=" + closeTimeout
+        + (maxInFlightBatches == 1 ? "" : ", maxInFlightBatches=" + maxInFlightBatches)
         + '}';
   }
 
@@ -144,6 +155,7 @@ public final class BatcherConfig {
     private Duration submitTimeout = Duration.ofSeconds(5);
     private WaitMode waitMode = WaitMode.BLOCKING;
     private Duration closeTimeout = Duration.ofSeconds(10);
+    private int maxInFlightBatches = 1;
     private @Nullable ThreadFactory threadFactory;
     private Ticker ticker = Ticker.system();
 
@@ -158,6 +170,7 @@ public final class BatcherConfig {
       this.submitTimeout = config.submitTimeout;
       this.waitMode = config.waitMode;
       this.closeTimeout = config.closeTimeout;
+      this.maxInFlightBatches = config.maxInFlightBatches;
       this.threadFactory = config.threadFactory;
       this.ticker = config.ticker;
     }
@@ -245,6 +258,18 @@ public final class BatcherConfig {
      */
     public Builder closeTimeout(Duration closeTimeout) {
       this.closeTimeout = requireNonNegative("closeTimeout", closeTimeout);
+      return this;
+    }
+
+    /**
+     * Sets how many batches an {@link AsyncBatchSink} may have in flight at once.
+     *
+     * @throws IllegalArgumentException unless {@code maxInFlightBatches} is from 1 to 1024
+     */
+    public Builder maxInFlightBatches(int maxInFlightBatches) {
+      requireArgument(maxInFlightBatches > 0 && maxInFlightBatches <= 1024,
+          "maxInFlightBatches must be from 1 to 1024 but was %s", maxInFlightBatches);
+      this.maxInFlightBatches = maxInFlightBatches;
       return this;
     }
 

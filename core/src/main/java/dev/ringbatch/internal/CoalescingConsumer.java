@@ -5,12 +5,17 @@ import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.SequenceBarrier;
 import com.lmax.disruptor.TimeoutException;
+import dev.ringbatch.AsyncBatchSink;
 import dev.ringbatch.BatchLimits;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.Ticker;
 import java.lang.System.Logger.Level;
+import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -40,14 +45,23 @@ final class CoalescingConsumer<T, R> implements Runnable {
   static final int SMALL_RUN = 256;
   /** Local spins after a small run while producers are busy, a few microseconds, touching no shared memory. */
   static final int PAUSE_SPINS = 256;
+  private static final long ASYNC_WAIT_NANOS = 100_000;
 
   private final String name;
   private final RingBuffer<SubmissionSlot> ring;
   private final SequenceBarrier barrier;
   private final Sequence consumed;
   private final ConsumerWaitStrategy waitStrategy;
-  private final BatchSink<T, R> sink;
-  private final PendingBatch<T, R> batch;
+  private final @Nullable BatchSink<T, R> sink;
+  private final @Nullable AsyncBatchSink<T, R> asyncSink;
+  private PendingBatch<T, R> batch;
+  /** Async sinks only: batches ready to fill, and the tickets of dispatched batches in ring order. */
+  private final ConcurrentLinkedQueue<PendingBatch<T, R>> free = new ConcurrentLinkedQueue<>();
+  private final ArrayDeque<Ticket<T, R>> inFlight = new ArrayDeque<>();
+  /** Guards {@link #inFlight} and {@link #idleFinish}; taken once per async batch, never on the sync path. */
+  private final Object inFlightLock = new Object();
+  private long idleFinish = -1;
+  private volatile @Nullable Thread consumerThread;
   private final Ticker ticker;
   private final ConsumerCounters counters = new ConsumerCounters();
   private final GuardedStatsRecorders recorders;
@@ -66,24 +80,44 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private long batchStart;
 
   CoalescingConsumer(String name, RingBuffer<SubmissionSlot> ring, SequenceBarrier barrier, Sequence consumed,
-      ConsumerWaitStrategy waitStrategy, BatchSink<T, R> sink, BatchLimits limits, Ticker ticker,
-      GuardedStatsRecorders recorders, FlushWaiters flushWaiters) {
+      ConsumerWaitStrategy waitStrategy, @Nullable BatchSink<T, R> sink, @Nullable AsyncBatchSink<T, R> asyncSink,
+      int maxInFlight, BatchLimits limits, Ticker ticker, GuardedStatsRecorders recorders,
+      FlushWaiters flushWaiters) {
     this.name = name;
     this.ring = ring;
     this.barrier = barrier;
     this.consumed = consumed;
     this.waitStrategy = waitStrategy;
     this.sink = sink;
+    this.asyncSink = asyncSink;
     this.limits = limits;
     this.ticker = ticker;
     this.recorders = recorders;
     this.flushWaiters = flushWaiters;
     this.batch = new PendingBatch<>(limits.maxBatchSize(), ring.getBufferSize());
+    if (asyncSink != null) {
+      for (int i = 0; i < maxInFlight; i++) {
+        free.add(new PendingBatch<>(limits.maxBatchSize(), ring.getBufferSize()));
+      }
+    }
+  }
+
+  /** A dispatched async batch, in ring order; {@code done} is guarded by {@code inFlightLock}. */
+  private static final class Ticket<T, R> {
+    final PendingBatch<T, R> batch;
+    final long lastSequence;
+    boolean done;
+
+    Ticket(PendingBatch<T, R> batch, long lastSequence) {
+      this.batch = batch;
+      this.lastSequence = lastSequence;
+    }
   }
 
   @Override
   public void run() {
     waitStrategy.bindConsumer(Thread.currentThread());
+    consumerThread = Thread.currentThread();
     long next = 0;
     try {
       while (true) {
@@ -111,6 +145,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
           continue;
         }
         if (process(next, available)) {
+          awaitInFlight();
           drained = true;
           return;
         }
@@ -223,6 +258,10 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private void write(long lastSequence) {
     waitStrategy.setDeadline(ConsumerWaitStrategy.NO_DEADLINE);
     consumed.set(lastSequence); // producers may reuse these slots while the sink works
+    if (asyncSink != null) {
+      dispatch(asyncSink, lastSequence);
+      return;
+    }
     if (!phase.compareAndSet(IDLE, WRITING)) {
       throw HandedOver.INSTANCE;
     }
@@ -263,10 +302,150 @@ final class CoalescingConsumer<T, R> implements Runnable {
   }
 
   private void finish(long sequence) {
+    if (asyncSink != null) {
+      synchronized (inFlightLock) {
+        if (!inFlight.isEmpty()) {
+          idleFinish = sequence; // finished only once the batches before it complete
+          return;
+        }
+        advance(sequence);
+      }
+      return;
+    }
+    advance(sequence);
+  }
+
+  private void advance(long sequence) {
     finishedSequence = sequence;
     if (!flushWaiters.isEmpty()) {
       flushWaiters.completeUpTo(sequence);
     }
+  }
+
+  // ---- async sinks ----
+
+  /**
+   * Hands the batch to the async sink and moves on to a free one, waiting for one (back-pressure) when
+   * {@code maxInFlightBatches} are out. The hand-over protocol covers the {@code write} call itself, as for a
+   * synchronous sink: a close that times out while {@code write} blocks fails this batch.
+   */
+  private void dispatch(AsyncBatchSink<T, R> async, long lastSequence) {
+    PendingBatch<T, R> next = awaitFreeBatch();
+    if (!phase.compareAndSet(IDLE, WRITING)) {
+      throw HandedOver.INSTANCE;
+    }
+    PendingBatch<T, R> dispatched = batch;
+    dispatched.writing(true);
+    dispatched.state.set(PendingBatch.IN_FLIGHT);
+    dispatched.startNanos = ticker.read();
+    CompletionStage<?> stage;
+    try {
+      stage = async.write(dispatched);
+      if (stage == null) {
+        stage = CompletableFuture.failedFuture(
+            new NullPointerException("the async sink returned null instead of a CompletionStage"));
+      }
+    } catch (Throwable t) {
+      stage = CompletableFuture.failedFuture(t);
+    }
+    if (!phase.compareAndSet(WRITING, IDLE)) {
+      throw HandedOver.INSTANCE; // the close fails this batch as the pending one
+    }
+    Ticket<T, R> ticket = new Ticket<>(dispatched, lastSequence);
+    synchronized (inFlightLock) {
+      inFlight.addLast(ticket);
+    }
+    batch = next;
+    stage.whenComplete((ignored, failure) -> settle(ticket, failure));
+  }
+
+  /** Completes an async batch; runs on whichever thread completed its stage. */
+  private void settle(Ticket<T, R> ticket, @Nullable Throwable failure) {
+    PendingBatch<T, R> done = ticket.batch;
+    if (!done.state.compareAndSet(PendingBatch.IN_FLIGHT, PendingBatch.SETTLED)) {
+      return; // an abandoning close failed it already
+    }
+    Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+        ? failure.getCause() : failure;
+    long writeNanos = ticker.read() - done.startNanos;
+    done.writing(false);
+    int size = done.size();
+    int failed = done.failedCount(cause);
+    counters.recordBatch(size, failed);
+    recorders.recordBatch(size, done.weight(), writeNanos, failed);
+    done.completeAndClear(cause);
+    if (done.lastFailedFireAndForget() > 0) {
+      LOG.log(Level.WARNING, "batcher '" + name + "': " + done.lastFailedFireAndForget()
+          + " fire-and-forget item(s) of a batch of " + size + " failed", done.lastFireAndForgetFailure());
+    }
+    synchronized (inFlightLock) {
+      ticket.done = true;
+      long finished = -1;
+      while (!inFlight.isEmpty() && inFlight.peekFirst().done) {
+        finished = inFlight.pollFirst().lastSequence;
+      }
+      if (inFlight.isEmpty() && idleFinish > finished) {
+        finished = idleFinish;
+      }
+      if (finished >= 0) {
+        advance(finished);
+      }
+    }
+    done.state.set(PendingBatch.IDLE);
+    free.add(done);
+    Thread consumer = consumerThread;
+    if (consumer != null) {
+      LockSupport.unpark(consumer); // it may wait for a free batch or for the drain
+    }
+  }
+
+  private PendingBatch<T, R> awaitFreeBatch() {
+    PendingBatch<T, R> next;
+    while ((next = free.poll()) == null) {
+      if (phase.get() == HANDED_OVER) {
+        throw HandedOver.INSTANCE;
+      }
+      LockSupport.parkNanos(this, ASYNC_WAIT_NANOS);
+    }
+    return next;
+  }
+
+  /** At the close marker: waits until every dispatched batch has completed. */
+  private void awaitInFlight() {
+    if (asyncSink == null) {
+      return;
+    }
+    while (true) {
+      synchronized (inFlightLock) {
+        if (inFlight.isEmpty()) {
+          return;
+        }
+      }
+      if (phase.get() == HANDED_OVER) {
+        throw HandedOver.INSTANCE;
+      }
+      LockSupport.parkNanos(this, ASYNC_WAIT_NANOS);
+    }
+  }
+
+  /**
+   * Fails every dispatched batch not yet completed. Only after {@link #handOver()}; each batch is settled
+   * once, here or by its completion, whichever wins the CAS.
+   *
+   * @return how many items it failed
+   */
+  int failInFlight(Throwable cause) {
+    long count = 0;
+    synchronized (inFlightLock) {
+      for (Ticket<T, R> ticket : inFlight) {
+        PendingBatch<T, R> b = ticket.batch;
+        if (b.state.compareAndSet(PendingBatch.IN_FLIGHT, PendingBatch.SETTLED)) {
+          b.writing(false);
+          count += b.failAndClear(cause);
+        }
+      }
+    }
+    return (int) count;
   }
 
   // ---- called by other threads ----

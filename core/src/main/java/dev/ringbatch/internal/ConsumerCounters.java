@@ -1,9 +1,9 @@
 package dev.ringbatch.internal;
 
 /**
- * What the consumer has done, written by the consumer thread only (hence plain read-modify-write of
- * volatile fields is safe) and read by any thread for {@code stats()}. Written once per batch, never per
- * item.
+ * What the consumer has done, read by any thread for {@code stats()}. Written once per batch, never per item:
+ * by the consumer thread, or with an async sink by whichever thread completes a batch, hence the lock (one
+ * uncontended acquisition per batch on the synchronous path).
  */
 final class ConsumerCounters {
   private volatile long written;
@@ -12,7 +12,7 @@ final class ConsumerCounters {
   private volatile int lastBatchSize;
   private volatile int largestBatchSize;
 
-  void recordBatch(int size, int failedItems) {
+  synchronized void recordBatch(int size, int failedItems) {
     written += size - failedItems;
     failed += failedItems;
     batches++;

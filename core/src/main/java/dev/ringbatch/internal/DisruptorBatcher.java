@@ -9,6 +9,7 @@ import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.SequenceBarrier;
+import dev.ringbatch.AsyncBatchSink;
 import dev.ringbatch.BatchLimits;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.BatchWriteException;
@@ -92,7 +93,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   private volatile @Nullable Throwable abandonment;
 
   private DisruptorBatcher(String name, BatcherConfig config, @Nullable Weigher<? super T> weigher,
-      BatchSink<T, R> sink, ConsumerGroup consumers) {
+      @Nullable BatchSink<T, R> sink, @Nullable AsyncBatchSink<T, R> asyncSink, ConsumerGroup consumers) {
     this.name = name;
     this.config = config;
     this.ringSize = config.ringSize();
@@ -107,8 +108,8 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.ring = RingBuffer.createMultiProducer(SubmissionSlot::new, ringSize, waitStrategy);
     ring.addGatingSequences(consumed);
     SequenceBarrier barrier = ring.newBarrier();
-    this.consumer = new CoalescingConsumer<>(name, ring, barrier, consumed, waitStrategy, sink,
-        config.limits(), config.ticker(), recorders, flushWaiters);
+    this.consumer = new CoalescingConsumer<>(name, ring, barrier, consumed, waitStrategy, sink, asyncSink,
+        config.maxInFlightBatches(), config.limits(), config.ticker(), recorders, flushWaiters);
     ThreadFactory factory = config.threadFactory();
     Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");
@@ -122,17 +123,30 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     return start(name, config, weigher, sink, new ConsumerGroup());
   }
 
+  /** Validates, creates and starts a batcher with an async sink; the entry point of {@link Batcher#ofAsync}. */
+  public static <T, R> Batcher<T, R> startAsync(String name, BatcherConfig config,
+      @Nullable Weigher<? super T> weigher, AsyncBatchSink<T, R> sink) {
+    requireNonNull(sink, "sink");
+    return start(name, config, weigher, null, sink, new ConsumerGroup());
+  }
+
   /** As {@link #start(String, BatcherConfig, Weigher, BatchSink)}, as a member of {@code consumers}. */
   static <T, R> DisruptorBatcher<T, R> start(String name, BatcherConfig config,
       @Nullable Weigher<? super T> weigher, BatchSink<T, R> sink, ConsumerGroup consumers) {
+    requireNonNull(sink, "sink");
+    return start(name, config, weigher, sink, null, consumers);
+  }
+
+  private static <T, R> DisruptorBatcher<T, R> start(String name, BatcherConfig config,
+      @Nullable Weigher<? super T> weigher, @Nullable BatchSink<T, R> sink, @Nullable AsyncBatchSink<T, R> asyncSink,
+      ConsumerGroup consumers) {
     requireNonNull(name, "name");
     requireArgument(!name.isBlank(), "name must not be blank but was '%s'", name);
     requireNonNull(config, "config");
-    requireNonNull(sink, "sink");
     requireState(weigher != null || !config.limits().hasByteLimit(),
         "maxBatchBytes (%s) needs a weigher: use Batcher.of(name, config, weigher, sink)",
         config.limits().maxBatchBytes());
-    DisruptorBatcher<T, R> batcher = new DisruptorBatcher<>(name, config, weigher, sink, consumers);
+    DisruptorBatcher<T, R> batcher = new DisruptorBatcher<>(name, config, weigher, sink, asyncSink, consumers);
     batcher.consumerThread.start();
     return batcher;
   }
@@ -519,6 +533,8 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     long count = consumer.failPending(new BatcherClosedException(name, ringSize, true, inSink
         ? after + " while the item's batch was inside the sink; it may or may not have been written"
         : after + " before the item was written; item abandoned"));
+    count += consumer.failInFlight(new BatcherClosedException(name, ringSize, true,
+        after + " while the item's batch was in flight in the async sink; it may or may not have been written"));
     count += failUnread(new BatcherClosedException(name, ringSize, true,
         after + " before the item was written; item abandoned"));
     if (consumerThread.isAlive()) {

@@ -20,6 +20,11 @@ import org.jspecify.annotations.Nullable;
  * steady state allocates nothing.
  */
 final class PendingBatch<T, R> implements Batch<T, R> {
+  /** Settle states of a batch handed to an async sink: it is settled once, by its completion or by a close. */
+  static final int IDLE = 0;
+  static final int IN_FLIGHT = 1;
+  static final int SETTLED = 2;
+
   private static final byte NONE = 0;
   private static final byte SUCCEEDED = 1;
   private static final byte FAILED = 2;
@@ -36,6 +41,10 @@ final class PendingBatch<T, R> implements Batch<T, R> {
   private int lastFailedFireAndForget;
   private @Nullable Throwable lastFireAndForgetFailure;
   private final ItemsView view = new ItemsView();
+  /** For async sinks: whether completion or an abandoning close settles this batch (CAS from IN_FLIGHT). */
+  final java.util.concurrent.atomic.AtomicInteger state = new java.util.concurrent.atomic.AtomicInteger(IDLE);
+  /** For async sinks: written by the consumer before dispatch, read by whoever settles the batch. */
+  long startNanos;
 
   PendingBatch(int initialCapacity, int maxCapacity) {
     this.maxCapacity = maxCapacity;

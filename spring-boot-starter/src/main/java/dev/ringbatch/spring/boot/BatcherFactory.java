@@ -2,6 +2,7 @@ package dev.ringbatch.spring.boot;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.ringbatch.AsyncBatchSink;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
@@ -49,6 +50,14 @@ public class BatcherFactory {
   /** Creates and starts a batcher whose items are weighed for its byte limit. */
   public <T, R> Batcher<T, R> create(String name, Weigher<? super T> weigher, BatchSink<T, R> sink) {
     return register(Batcher.of(name, config(name), weigher, sink), sink);
+  }
+
+  /** Creates and starts a batcher with an asynchronous sink, configured from the properties. */
+  public <T, R> Batcher<T, R> createAsync(String name, AsyncBatchSink<T, R> sink) {
+    Batcher<T, R> batcher = Batcher.ofAsync(name, config(name), sink);
+    created.add(batcher);
+    sinks.put(batcher, sink);
+    return batcher;
   }
 
   /** Returns the configuration the properties give a batcher named {@code name}. */
@@ -103,6 +112,7 @@ public class BatcherFactory {
     set(prefix + ".submit-timeout", s.getSubmitTimeout(), b::submitTimeout);
     set(prefix + ".wait-mode", s.getWaitMode(), b::waitMode);
     set(prefix + ".close-timeout", s.getCloseTimeout(), b::closeTimeout);
+    set(prefix + ".max-in-flight-batches", s.getMaxInFlightBatches(), b::maxInFlightBatches);
   }
 
   private static <V> void set(String property, @Nullable V value, Consumer<V> setter) {

@@ -112,6 +112,17 @@ public class BatcherProperties {
     /** How long closing this batcher alone waits for its drain. */
     private @Nullable Duration closeTimeout;
 
+    /** How many batches an asynchronous sink may have in flight at once. */
+    private @Nullable Integer maxInFlightBatches;
+
+    public @Nullable Integer getMaxInFlightBatches() {
+      return maxInFlightBatches;
+    }
+
+    public void setMaxInFlightBatches(@Nullable Integer maxInFlightBatches) {
+      this.maxInFlightBatches = maxInFlightBatches;
+    }
+
     public @Nullable Integer getRingSize() {
       return ringSize;
     }

@@ -1,0 +1,31 @@
+package dev.ringbatch;
+
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A sink that writes a batch asynchronously (an HTTP bulk call, a broker send) and returns at once with a
+ * stage that completes when the batch is written. While up to {@link BatcherConfig#maxInFlightBatches()}
+ * batches are in flight, the consumer goes on coalescing the next one; at the limit it waits, the ring fills,
+ * and producers meet the overflow policy.
+ *
+ * <p>{@link #write} is called on the consumer thread, one batch at a time, in ring order. The {@link Batch}
+ * stays valid, and its outcomes may be recorded from any thread, until the returned stage completes. When
+ * the stage completes normally, items without an outcome succeed with {@code null}; when it completes
+ * exceptionally (or {@code write} throws), every item of the batch fails with that exception. Batches may
+ * complete in any order, so items of different batches may complete out of ring order; {@code flush()}
+ * still completes only once every earlier batch has.
+ *
+ * @param <T> the item type
+ * @param <R> the per-item result type
+ */
+@FunctionalInterface
+public interface AsyncBatchSink<T, R> {
+
+  /**
+   * Starts writing {@code batch}; called on the consumer thread.
+   *
+   * @return a stage that completes when the batch is written, exceptionally to fail it whole
+   * @throws Exception to fail every item of the batch at once
+   */
+  CompletionStage<?> write(Batch<T, R> batch) throws Exception;
+}
