@@ -61,7 +61,6 @@ final class CoalescingConsumer<T, R> implements Runnable {
   /** Guards {@link #inFlight} and {@link #idleFinish}; taken once per async batch, never on the sync path. */
   private final Object inFlightLock = new Object();
   private long idleFinish = -1;
-  private volatile @Nullable Thread consumerThread;
   private final Ticker ticker;
   private final ConsumerCounters counters = new ConsumerCounters();
   private final GuardedStatsRecorders recorders;
@@ -117,7 +116,6 @@ final class CoalescingConsumer<T, R> implements Runnable {
   @Override
   public void run() {
     waitStrategy.bindConsumer(Thread.currentThread());
-    consumerThread = Thread.currentThread();
     long next = 0;
     try {
       while (true) {
@@ -227,8 +225,10 @@ final class CoalescingConsumer<T, R> implements Runnable {
     consumed.set(sequence);
     if (batch.isEmpty()) {
       finish(sequence);
-    } else if (l == null || !linger(l)) {
-      write(sequence);
+    } else if (l == null) {
+      write(sequence); // the close marker: everything goes out
+    } else if (!linger(l)) {
+      write(sequence, false);
     }
   }
 
@@ -250,15 +250,28 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private void onWaitEnded() {
     waitStrategy.setDeadline(ConsumerWaitStrategy.NO_DEADLINE);
     if (!batch.isEmpty()) {
-      write(lastRead);
+      write(lastRead, false);
     }
   }
 
   /** Hands the batch (all items up to {@code lastSequence}) to the sink and completes its futures. */
   private void write(long lastSequence) {
+    write(lastSequence, true);
+  }
+
+  /**
+   * Writes the batch. With an async sink at its in-flight limit, a batch that may still grow ({@code must}
+   * false: the ring ran dry, a linger ended) stays open and keeps coalescing; the completion that frees a
+   * slot wakes the consumer, which dispatches it then. A full batch, or one at the close marker, waits for
+   * the slot.
+   */
+  private void write(long lastSequence, boolean must) {
     waitStrategy.setDeadline(ConsumerWaitStrategy.NO_DEADLINE);
     consumed.set(lastSequence); // producers may reuse these slots while the sink works
     if (asyncSink != null) {
+      if (!must && free.isEmpty()) {
+        return; // at the limit: keep coalescing; a completion will wake the consumer
+      }
       dispatch(asyncSink, lastSequence);
       return;
     }
@@ -393,10 +406,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     }
     done.state.set(PendingBatch.IDLE);
     free.add(done);
-    Thread consumer = consumerThread;
-    if (consumer != null) {
-      LockSupport.unpark(consumer); // it may wait for a free batch or for the drain
-    }
+    waitStrategy.wake(); // the consumer may hold an open batch for this slot, or wait for it or for the drain
   }
 
   private PendingBatch<T, R> awaitFreeBatch() {
