@@ -42,6 +42,7 @@ public final class BatcherConfig {
   private final WaitMode waitMode;
   private final Duration closeTimeout;
   private final int maxInFlightBatches;
+  private final RetryPolicy retryPolicy;
   private final @Nullable ThreadFactory threadFactory;
   private final Ticker ticker;
 
@@ -53,6 +54,7 @@ public final class BatcherConfig {
     this.waitMode = builder.waitMode;
     this.closeTimeout = builder.closeTimeout;
     this.maxInFlightBatches = builder.maxInFlightBatches;
+    this.retryPolicy = builder.retryPolicy;
     this.threadFactory = builder.threadFactory;
     this.ticker = builder.ticker;
   }
@@ -115,6 +117,11 @@ public final class BatcherConfig {
     return maxInFlightBatches;
   }
 
+  /** When to retry a batch whose sink threw. Default {@link RetryPolicy#none()}. */
+  public RetryPolicy retryPolicy() {
+    return retryPolicy;
+  }
+
   /**
    * The factory of the consumer thread, or {@code null} for the default: one daemon thread named
    * {@code ringbatch-<name>}.
@@ -137,6 +144,7 @@ public final class BatcherConfig {
         + ", waitMode=" + waitMode
         + ", closeTimeout=" + closeTimeout
         + (maxInFlightBatches == 1 ? "" : ", maxInFlightBatches=" + maxInFlightBatches)
+        + (retryPolicy == RetryPolicy.none() ? "" : ", retryPolicy=" + retryPolicy)
         + '}';
   }
 
@@ -156,6 +164,7 @@ public final class BatcherConfig {
     private WaitMode waitMode = WaitMode.BLOCKING;
     private Duration closeTimeout = Duration.ofSeconds(10);
     private int maxInFlightBatches = 1;
+    private RetryPolicy retryPolicy = RetryPolicy.none();
     private @Nullable ThreadFactory threadFactory;
     private Ticker ticker = Ticker.system();
 
@@ -171,6 +180,7 @@ public final class BatcherConfig {
       this.waitMode = config.waitMode;
       this.closeTimeout = config.closeTimeout;
       this.maxInFlightBatches = config.maxInFlightBatches;
+      this.retryPolicy = config.retryPolicy;
       this.threadFactory = config.threadFactory;
       this.ticker = config.ticker;
     }
@@ -270,6 +280,12 @@ public final class BatcherConfig {
       requireArgument(maxInFlightBatches > 0 && maxInFlightBatches <= 1024,
           "maxInFlightBatches must be from 1 to 1024 but was %s", maxInFlightBatches);
       this.maxInFlightBatches = maxInFlightBatches;
+      return this;
+    }
+
+    /** Sets when to retry a batch whose sink threw; see {@link RetryPolicy}. */
+    public Builder retryPolicy(RetryPolicy retryPolicy) {
+      this.retryPolicy = requireNonNull(retryPolicy, "retryPolicy");
       return this;
     }
 

@@ -8,12 +8,14 @@ import com.lmax.disruptor.TimeoutException;
 import dev.ringbatch.AsyncBatchSink;
 import dev.ringbatch.BatchLimits;
 import dev.ringbatch.BatchSink;
+import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.Ticker;
 import java.lang.System.Logger.Level;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
@@ -54,6 +56,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private final ConsumerWaitStrategy waitStrategy;
   private final @Nullable BatchSink<T, R> sink;
   private final @Nullable AsyncBatchSink<T, R> asyncSink;
+  private final RetryPolicy retryPolicy;
   private PendingBatch<T, R> batch;
   /** Async sinks only: batches ready to fill, and the tickets of dispatched batches in ring order. */
   private final ConcurrentLinkedQueue<PendingBatch<T, R>> free = new ConcurrentLinkedQueue<>();
@@ -80,7 +83,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   CoalescingConsumer(String name, RingBuffer<SubmissionSlot> ring, SequenceBarrier barrier, Sequence consumed,
       ConsumerWaitStrategy waitStrategy, @Nullable BatchSink<T, R> sink, @Nullable AsyncBatchSink<T, R> asyncSink,
-      int maxInFlight, BatchLimits limits, Ticker ticker, GuardedStatsRecorders recorders,
+      int maxInFlight, RetryPolicy retryPolicy, BatchLimits limits, Ticker ticker, GuardedStatsRecorders recorders,
       FlushWaiters flushWaiters) {
     this.name = name;
     this.ring = ring;
@@ -89,6 +92,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     this.waitStrategy = waitStrategy;
     this.sink = sink;
     this.asyncSink = asyncSink;
+    this.retryPolicy = retryPolicy;
     this.limits = limits;
     this.ticker = ticker;
     this.recorders = recorders;
@@ -287,15 +291,22 @@ final class CoalescingConsumer<T, R> implements Runnable {
     Throwable failure = null;
     long writeNanos = 0;
     batch.writing(true);
-    try {
-      long start = ticker.read();
+    long firstAttempt = System.nanoTime();
+    for (int attempt = 1; ; attempt++) {
+      failure = null;
       try {
-        sink.write(batch);
-      } finally {
-        writeNanos = ticker.read() - start;
+        long start = ticker.read();
+        try {
+          sink.write(batch);
+        } finally {
+          writeNanos += ticker.read() - start;
+        }
+      } catch (Throwable t) {
+        failure = t;
       }
-    } catch (Throwable t) {
-      failure = t;
+      if (failure == null || !retry(attempt + 1, failure, System.nanoTime() - firstAttempt)) {
+        break;
+      }
     }
     batch.writing(false);
     if (!phase.compareAndSet(WRITING, IDLE)) {
@@ -312,6 +323,30 @@ final class CoalescingConsumer<T, R> implements Runnable {
           + " fire-and-forget item(s) of a batch of " + size + " failed", batch.lastFireAndForgetFailure());
     }
     finish(lastSequence);
+  }
+
+  /**
+   * Decides on and waits out a retry of the whole batch after {@code failure}; false to give up. The wait
+   * happens inside the sink phase, so a close that times out meanwhile fails the batch as in the sink and
+   * interrupts the wait.
+   */
+  private boolean retry(int attempt, Throwable failure, long elapsedNanos) {
+    long wait = retryPolicy.backoffNanos(attempt, failure, elapsedNanos);
+    if (wait < 0 || phase.get() == HANDED_OVER) {
+      return false;
+    }
+    LOG.log(Level.WARNING, "batcher '" + name + "': a batch of " + batch.size() + " failed (" + failure
+        + "); attempt " + attempt + " of " + retryPolicy.maxAttempts() + " in "
+        + TimeUnit.NANOSECONDS.toMillis(wait) + " ms");
+    recorders.recordRetry(attempt, failure);
+    batch.resetOutcomes();
+    try {
+      TimeUnit.NANOSECONDS.sleep(wait);
+    } catch (InterruptedException interrupted) {
+      Thread.currentThread().interrupt(); // a close abandoning the batch: stop retrying
+      return false;
+    }
+    return phase.get() != HANDED_OVER;
   }
 
   private void finish(long sequence) {

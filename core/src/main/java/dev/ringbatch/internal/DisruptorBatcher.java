@@ -109,7 +109,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     ring.addGatingSequences(consumed);
     SequenceBarrier barrier = ring.newBarrier();
     this.consumer = new CoalescingConsumer<>(name, ring, barrier, consumed, waitStrategy, sink, asyncSink,
-        config.maxInFlightBatches(), config.limits(), config.ticker(), recorders, flushWaiters);
+        config.maxInFlightBatches(), config.retryPolicy(), config.limits(), config.ticker(), recorders, flushWaiters);
     ThreadFactory factory = config.threadFactory();
     Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");

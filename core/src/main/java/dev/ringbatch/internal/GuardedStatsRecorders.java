@@ -76,6 +76,16 @@ final class GuardedStatsRecorders {
     }
   }
 
+  void recordRetry(int attempt, Throwable cause) {
+    for (StatsRecorder recorder : recorders) {
+      try {
+        recorder.recordRetry(attempt, cause);
+      } catch (Throwable t) {
+        logFailure(recorder, "recordRetry", t);
+      }
+    }
+  }
+
   void recordClosed(CloseReport report) {
     for (StatsRecorder recorder : recorders) {
       try {

@@ -149,6 +149,12 @@ final class PendingBatch<T, R> implements Batch<T, R> {
     return index;
   }
 
+  /** Forgets the outcomes a failed attempt recorded, before a retry writes the batch again. */
+  void resetOutcomes() {
+    Arrays.fill(outcomes, 0, size, null);
+    Arrays.fill(states, 0, size, NONE);
+  }
+
   /** Counts the items that will fail: all of them if {@code batchFailure} is given, else those failed singly. */
   int failedCount(@Nullable Throwable batchFailure) {
     if (batchFailure != null) {

@@ -11,6 +11,7 @@ import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.SQLRecoverableException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -44,8 +45,10 @@ import org.jspecify.annotations.Nullable;
  *       the driver's {@link BatchUpdateException} when it names exactly one; otherwise the rows are split in
  *       halves until the failing ones are isolated (a few extra round trips per bad row).</li>
  *   <li>A lost connection (SQLState class {@code 08}, {@code 57P0x}, or a connection that no longer
- *       {@linkplain Connection#isValid validates}) fails every row not yet committed with that error; the
- *       connection is discarded and the next batch takes a fresh one from the {@link DataSource}.</li>
+ *       {@linkplain Connection#isValid validates}) is discarded, and the next attempt takes a fresh one from
+ *       the {@link DataSource}. If no row of the batch was committed yet, {@code write} throws: the whole
+ *       batch fails as one, and a batcher with a {@link dev.ringbatch.RetryPolicy} writes it again. Otherwise
+ *       every row not yet committed fails with the error.</li>
  *   <li>If the commit itself fails, the rows of that transaction fail with its error: the database may or
  *       may not have committed them, as with any JDBC commit that throws.</li>
  * </ul>
@@ -70,6 +73,8 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   private boolean[] settled = new boolean[0];
   private int[] executed = new int[0];
   private int executedCount;
+  /** Whether any transaction of the current write committed: then a lost connection can no longer be thrown. */
+  private boolean committedAny;
 
   private JdbcBatchSink(DataSource dataSource, String sql, @Nullable StatementBinder<? super T> binder,
       List<ArrayColumn<T>> columns) {
@@ -141,8 +146,14 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
 
   private record ArrayColumn<T>(String sqlType, Function<? super T, ?> value) {}
 
+  /**
+   * Writes the batch. Throws only when the connection was lost (or could not be had) before any row of the
+   * batch was committed: the whole batch then failed as one, and a {@link dev.ringbatch.RetryPolicy} can
+   * safely write it again on a fresh connection. Once some rows are committed, the rest fail one by one.
+   */
   @Override
-  public void write(Batch<T, Integer> batch) {
+  public void write(Batch<T, Integer> batch) throws SQLException {
+    committedAny = false;
     int size = batch.size();
     if (settled.length < size) {
       settled = new boolean[size];
@@ -157,12 +168,12 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   }
 
   /** Writes {@code rows} (indices into the batch) in one transaction, isolating rows the database refuses. */
-  private void writeRows(Batch<T, Integer> batch, int[] rows) {
+  private void writeRows(Batch<T, Integer> batch, int[] rows) throws SQLException {
     Connection c;
     try {
       c = connection();
     } catch (SQLException | RuntimeException e) {
-      failUnsettled(batch, rows, e);
+      failOrThrow(batch, rows, e);
       return;
     }
     int[] counts;
@@ -180,12 +191,13 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       rollback(c, e);
       if (connectionLost(c, e)) {
         discardConnection();
-        failUnsettled(batch, rows, e);
+        failOrThrow(batch, rows, e);
       } else {
         isolate(batch, e);
       }
       return;
     }
+    committedAny = true;
     for (int j = 0; j < executedCount; j++) {
       int row = executed[j];
       settled[row] = true;
@@ -194,7 +206,18 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   }
 
   /** The rows just executed failed together: fail the culprit and write the rest in new transactions. */
-  private void isolate(Batch<T, Integer> batch, Throwable e) {
+  /** A lost connection: thrown (the whole batch, retryable) if nothing is committed yet, else row by row. */
+  private void failOrThrow(Batch<T, Integer> batch, int[] rows, Throwable e) throws SQLException {
+    if (!committedAny) {
+      if (e instanceof SQLException sql) {
+        throw sql;
+      }
+      throw new SQLRecoverableException("the connection was lost before any row of the batch was committed", e);
+    }
+    failUnsettled(batch, rows, e);
+  }
+
+  private void isolate(Batch<T, Integer> batch, Throwable e) throws SQLException {
     int[] attempt = Arrays.copyOf(executed, executedCount);
     if (attempt.length == 1) {
       settle(batch, attempt[0], rowCause(e));

@@ -40,6 +40,15 @@ public interface StatsRecorder {
   default void recordAbandoned(long count) {}
 
   /**
+   * Records that a batch whose sink threw is about to be written again, by the batcher's
+   * {@link dev.ringbatch.RetryPolicy}. Called on the consumer thread.
+   *
+   * @param attempt the attempt about to be made, 2 for the first retry
+   * @param cause what the previous attempt threw
+   */
+  default void recordRetry(int attempt, Throwable cause) {}
+
+  /**
    * Records that the batcher finished closing; nothing is recorded after it. Called on the closing thread.
    * A metrics binder removes its meters here.
    *

@@ -1,0 +1,153 @@
+package dev.ringbatch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ringbatch.stats.StatsRecorder;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class RetryPolicyTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private static RetryPolicy quick(int attempts) {
+    return RetryPolicy.builder().maxAttempts(attempts).initialBackoff(Duration.ofMillis(1)).jitter(0)
+        .retryOn(e -> e instanceof IOException).build();
+  }
+
+  private static Batcher<Integer, Integer> batcher(RetryPolicy policy, BatchSink<Integer, Integer> sink) {
+    return Batcher.of("retrying", BatcherConfig.builder().retryPolicy(policy).build(), sink);
+  }
+
+  @Test
+  void transientFailures_retriedUntilTheWriteSucceeds() {
+    AtomicInteger calls = new AtomicInteger();
+    List<Integer> retries = new CopyOnWriteArrayList<>();
+    Batcher<Integer, Integer> b = batcher(quick(3), batch -> {
+      if (calls.incrementAndGet() < 3) {
+        throw new IOException("connection reset");
+      }
+      batch.complete(0, 42);
+    });
+    b.addStatsRecorder(new StatsRecorder() {
+      @Override
+      public void recordRetry(int attempt, Throwable cause) {
+        retries.add(attempt);
+      }
+    });
+
+    assertThat(b.submit(1)).succeedsWithin(WAIT).isEqualTo(42);
+    assertThat(calls).hasValue(3);
+    assertThat(retries).containsExactly(2, 3);
+    assertThat(b.close(WAIT).stats().failed()).isZero();
+  }
+
+  @Test
+  void notRetryable_failsAtOnce() {
+    AtomicInteger calls = new AtomicInteger();
+    Batcher<Integer, Integer> b = batcher(quick(5), batch -> {
+      calls.incrementAndGet();
+      throw new IllegalArgumentException("bad batch");
+    });
+
+    assertThat(b.submit(1)).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
+        .withCauseInstanceOf(IllegalArgumentException.class);
+    assertThat(calls).hasValue(1);
+    b.close(WAIT);
+  }
+
+  @Test
+  void attemptsExhausted_failsWithTheLastCause() {
+    AtomicInteger calls = new AtomicInteger();
+    Batcher<Integer, Integer> b = batcher(quick(3), batch -> {
+      throw new IOException("attempt " + calls.incrementAndGet());
+    });
+
+    assertThat(b.submit(1)).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
+        .havingCause().withMessage("attempt 3");
+    b.close(WAIT);
+  }
+
+  @Test
+  void maxElapsed_boundsTheWaitOfACallerWhenTheSinkStaysDown() {
+    AtomicInteger calls = new AtomicInteger();
+    RetryPolicy policy = RetryPolicy.builder().maxAttempts(100).initialBackoff(Duration.ofMillis(50)).jitter(0)
+        .maxElapsed(Duration.ofMillis(120)).build();
+    Batcher<Integer, Integer> b = batcher(policy, batch -> {
+      calls.incrementAndGet();
+      throw new IOException("down");
+    });
+
+    assertThat(b.submit(1)).failsWithin(WAIT);
+    assertThat(calls.get()).isBetween(2, 3); // 0 ms, 50 ms, then 150 ms would pass 120 ms
+    b.close(WAIT);
+  }
+
+  @Test
+  void retry_dropsOutcomesRecordedByTheFailedAttempt() {
+    AtomicInteger calls = new AtomicInteger();
+    Batcher<Integer, Integer> b = batcher(quick(2), batch -> {
+      if (calls.incrementAndGet() == 1) {
+        batch.complete(0, 99); // recorded, then the attempt fails: must not leak into the retry
+        throw new IOException("commit failed");
+      }
+    });
+
+    assertThat(b.submit(1)).succeedsWithin(WAIT).isNull();
+    b.close(WAIT);
+  }
+
+  @Test
+  void close_duringBackoff_abandonsWithoutWaitingItOut() throws Exception {
+    Batcher<Integer, Integer> b = batcher(RetryPolicy.builder().maxAttempts(3).initialBackoff(Duration.ofMinutes(1))
+        .maxBackoff(Duration.ofMinutes(1)).maxElapsed(Duration.ofMinutes(5)).build(), batch -> {
+          throw new IOException("down");
+        });
+    CompletableFuture<Integer> item = b.submit(1);
+    org.awaitility.Awaitility.await().atMost(WAIT).until(() -> b.stats().inFlight() == 1);
+
+    long start = System.nanoTime();
+    CloseReport report = b.close(Duration.ofMillis(100));
+
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(5_000);
+    assertThat(report.abandoned()).isEqualTo(1);
+    assertThat(item).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
+        .withCauseInstanceOf(BatcherClosedException.class);
+  }
+
+  @Test
+  void backoff_growsExponentiallyUpToTheCap() {
+    RetryPolicy policy = RetryPolicy.builder().maxAttempts(10).initialBackoff(Duration.ofMillis(100))
+        .maxBackoff(Duration.ofMillis(300)).multiplier(2).jitter(0).maxElapsed(Duration.ofHours(1)).build();
+    IOException failure = new IOException("x");
+
+    assertThat(policy.backoffNanos(2, failure, 0)).isEqualTo(Duration.ofMillis(100).toNanos());
+    assertThat(policy.backoffNanos(3, failure, 0)).isEqualTo(Duration.ofMillis(200).toNanos());
+    assertThat(policy.backoffNanos(4, failure, 0)).isEqualTo(Duration.ofMillis(300).toNanos());
+    assertThat(policy.backoffNanos(11, failure, 0)).isEqualTo(-1);
+    assertThat(policy.backoffNanos(2, new OutOfMemoryError("never retried"), 0)).isEqualTo(-1);
+    assertThat(RetryPolicy.none().backoffNanos(2, failure, 0)).isEqualTo(-1);
+  }
+
+  @Test
+  void builder_validation() {
+    assertThatThrownBy(() -> RetryPolicy.builder().maxAttempts(0))
+        .hasMessage("maxAttempts must be from 1 to 100 but was 0");
+    assertThatThrownBy(() -> RetryPolicy.builder().jitter(1.5)).hasMessage("jitter must be from 0 to 1 but was 1.5");
+    assertThatThrownBy(() -> RetryPolicy.builder().multiplier(0.5))
+        .hasMessage("multiplier must be from 1 to 10 but was 0.5");
+    assertThatThrownBy(() -> RetryPolicy.builder().initialBackoff(Duration.ofMillis(-1)))
+        .hasMessage("initialBackoff must not be negative but was PT-0.001S");
+    assertThatThrownBy(() -> RetryPolicy.builder().initialBackoff(Duration.ofSeconds(2))
+        .maxBackoff(Duration.ofSeconds(1)).build())
+        .isExactlyInstanceOf(IllegalStateException.class)
+        .hasMessage("maxBackoff (PT1S) must not be below initialBackoff (PT2S)");
+  }
+}
