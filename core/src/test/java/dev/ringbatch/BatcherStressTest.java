@@ -208,6 +208,92 @@ class BatcherStressTest {
     assertThat(stats.written() + stats.failed()).isEqualTo(accepted);
   }
 
+  /**
+   * The soak: 8 producers submit until the batcher closes at a random moment, the sink failing about 10% of
+   * the items (whole batches and single ones). The short run is part of every build;
+   * {@code -Dringbatch.soak.items=20000000} runs the full one (the close comes after 50-95% of the items, so
+   * at least 10 million are submitted). Futures are not kept: each one's completion is
+   * counted instead, so the full run fits in a small heap.
+   */
+  @Test
+  @Tag("soak")
+  void soak_randomFailuresAndCloseAtARandomMoment_everythingAccountedFor() throws Exception {
+    int items = Integer.getInteger("ringbatch.soak.items", 400_000);
+    int perProducer = items / PRODUCERS;
+    AtomicIntegerArray completions = new AtomicIntegerArray(items);
+    AtomicIntegerArray seen = new AtomicIntegerArray(items);
+    SplittableRandom chance = new SplittableRandom(7);
+    Batcher<Item, Integer> batcher = Batcher.of("soak", BatcherConfig.builder().ringSize(4096).maxBatchSize(512)
+        .submitTimeout(Duration.ofSeconds(30)).build(), (Batch<Item, Integer> batch) -> {
+          for (Item item : batch.items()) {
+            seen.incrementAndGet(item.id());
+          }
+          if (chance.nextInt(100) < 5) {
+            throw new IllegalStateException("random batch failure");
+          }
+          for (int i = 0; i < batch.size(); i++) {
+            if (chance.nextInt(100) < 5) {
+              batch.fail(i, new IllegalArgumentException("random item failure"));
+            }
+          }
+        });
+    AtomicLong attempts = new AtomicLong();
+    List<Thread> producers = new ArrayList<>();
+    for (int p = 0; p < PRODUCERS; p++) {
+      int producer = p;
+      Thread t = new Thread(() -> {
+        for (int s = 0; s < perProducer; s++) {
+          int id = producer * perProducer + s;
+          attempts.incrementAndGet();
+          CompletableFuture<Integer> f = batcher.submit(new Item(producer, s, id));
+          f.whenComplete((r, e) -> completions.incrementAndGet(id));
+          if (f.isCompletedExceptionally() && f.handle((r, e) -> e).join() instanceof BatcherClosedException) {
+            return;
+          }
+        }
+      }, "soak-" + p);
+      producers.add(t);
+      t.start();
+    }
+    long closeAt = (long) (items * (0.5 + 0.45 * new SplittableRandom().nextDouble()));
+    org.awaitility.Awaitility.await().atMost(Duration.ofMinutes(10)).pollInterval(Duration.ofMillis(5))
+        .until(() -> batcher.stats().written() + batcher.stats().failed() >= closeAt
+            || producers.stream().noneMatch(Thread::isAlive));
+    CloseReport report = batcher.close(Duration.ofSeconds(30));
+    for (Thread t : producers) {
+      t.join(TimeUnit.MINUTES.toMillis(1));
+      assertThat(t.isAlive()).isFalse();
+    }
+
+    BatcherStats stats = batcher.stats();
+    long submitted = attempts.get();
+    long duplicates = 0;
+    long pending = 0;
+    for (int id = 0; id < items; id++) {
+      duplicates += Math.max(0, seen.get(id) - 1);
+      int producer = id / perProducer;
+      int sequence = id % perProducer;
+      boolean attempted = producer < PRODUCERS && sequence < perProducer;
+      if (attempted && completions.get(id) != 1 && seen.get(id) + completions.get(id) > 0) {
+        pending++;
+      }
+      assertThat(completions.get(id)).as("completions of future %s", id).isLessThanOrEqualTo(1);
+    }
+    assertThat(report.drained()).isTrue();
+    assertThat(duplicates).isZero();
+    assertThat(pending).isZero();
+    assertThat(stats.submitted()).isEqualTo(submitted);
+    assertThat(stats.written() + stats.failed() + stats.rejected() + stats.abandoned()).isEqualTo(submitted);
+    long completed = 0;
+    for (int id = 0; id < items; id++) {
+      completed += completions.get(id);
+    }
+    assertThat(completed).as("every submitted future completed exactly once").isEqualTo(submitted);
+    System.out.printf("soak: %d submitted (close after ~%d): %d written, %d failed, %d rejected, %d abandoned,"
+        + " 0 duplicates, every future completed once%n", submitted, closeAt, stats.written(), stats.failed(),
+        stats.rejected(), stats.abandoned());
+  }
+
   private static boolean rejectionOf(CompletableFuture<?> future) {
     try {
       future.join();
