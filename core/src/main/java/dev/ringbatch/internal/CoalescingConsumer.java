@@ -73,8 +73,6 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   /** Replaced by any thread through {@link #setLimits}; read once per run of available slots. */
   private volatile BatchLimits limits;
-  /** Every sequence up to this one has its final outcome. Written by the consumer, read by flush(). */
-  private volatile long finishedSequence = -1;
   /** Whether the consumer reached the close marker and wrote everything before it. */
   private volatile boolean drained;
 
@@ -364,10 +362,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
   }
 
   private void advance(long sequence) {
-    finishedSequence = sequence;
-    if (!flushWaiters.isEmpty()) {
-      flushWaiters.completeUpTo(sequence);
-    }
+    flushWaiters.advance(sequence);
   }
 
   // ---- async sinks ----
@@ -504,7 +499,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
   }
 
   long finishedSequence() {
-    return finishedSequence;
+    return flushWaiters.finished();
   }
 
   boolean drained() {

@@ -5,7 +5,6 @@ import static dev.ringbatch.internal.Checks.requireNonNegative;
 import static dev.ringbatch.internal.Checks.requireState;
 import static java.util.Objects.requireNonNull;
 
-import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.SequenceBarrier;
@@ -54,10 +53,6 @@ import org.jspecify.annotations.Nullable;
 public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   private static final System.Logger LOG = System.getLogger(Batcher.class.getName());
 
-  private static final int OPEN = 0;
-  private static final int CLOSING = 1;
-  private static final int CLOSED = 2;
-
   private static final long REJECTED_FULL = -1;
   private static final long REJECTED_TIMEOUT = -2;
   private static final long REJECTED_INTERRUPTED = -3;
@@ -83,11 +78,9 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   private final GuardedStatsRecorders recorders;
   private final FlushWaiters flushWaiters = new FlushWaiters();
   private final LongAdder[] rejections = new LongAdder[RejectionReason.values().length];
-  private final LongAdder tombstones = new LongAdder();
   private final AtomicReference<@Nullable CompletableFuture<CloseReport>> closing = new AtomicReference<>();
 
-  private volatile int state = OPEN;
-  private volatile int closeMarkers;
+  private final PublishGate gate;
   private volatile long abandoned;
   private volatile @Nullable CloseReport closeReport;
   private volatile @Nullable Throwable abandonment;
@@ -107,6 +100,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.waitStrategy = new ConsumerWaitStrategy(config.waitMode(), config.ticker());
     this.ring = RingBuffer.createMultiProducer(SubmissionSlot::new, ringSize, waitStrategy);
     ring.addGatingSequences(consumed);
+    this.gate = new PublishGate(ring);
     SequenceBarrier barrier = ring.newBarrier();
     this.consumer = new CoalescingConsumer<>(name, ring, barrier, consumed, waitStrategy, sink, asyncSink,
         config.maxInFlightBatches(), config.retryPolicy(), config.limits(), config.ticker(), recorders, flushWaiters);
@@ -230,19 +224,13 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   /** Fills and publishes a claimed slot; returns false (after publishing a tombstone) if the batcher closed. */
   private boolean publish(long sequence, T item, @Nullable CompletableFuture<R> future, long weight) {
-    SubmissionSlot slot = ring.get(sequence);
-    if (state != OPEN) {
-      slot.mark(SubmissionSlot.TOMBSTONE);
-      ring.publish(sequence);
-      tombstones.increment();
-      countRejection(RejectionReason.CLOSED);
-      return false;
-    }
     @SuppressWarnings("unchecked")
     CompletableFuture<Object> untyped = (CompletableFuture<Object>) future;
-    slot.fill(item, untyped, weight);
-    ring.publish(sequence);
-    return true;
+    if (gate.publish(sequence, item, untyped, weight)) {
+      return true;
+    }
+    countRejection(RejectionReason.CLOSED);
+    return false;
   }
 
   /** Claims a slot, or returns a negative {@code REJECTED_*} code (already counted). */
@@ -258,16 +246,13 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   }
 
   private long tryClaim() {
-    try {
-      return ring.tryNext();
-    } catch (InsufficientCapacityException full) {
-      return REJECTED_FULL;
-    }
+    long sequence = gate.tryClaim();
+    return sequence < 0 ? REJECTED_FULL : sequence;
   }
 
   /** The ring is full: applies the overflow policy. */
   private long awaitSlot() {
-    if (state != OPEN) {
+    if (!gate.isOpen()) {
       return REJECTED_CLOSED;
     }
     if (consumers.contains(Thread.currentThread())) {
@@ -286,7 +271,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
         return REJECTED_TIMEOUT;
       }
       backOff(round, submitTimeoutNanos - waited);
-      if (state != OPEN) {
+      if (!gate.isOpen()) {
         return REJECTED_CLOSED;
       }
       long sequence = tryClaim();
@@ -347,20 +332,9 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public CompletableFuture<Void> flush() {
-    long target = ring.getCursor();
-    if (consumer.finishedSequence() >= target) {
-      return CompletableFuture.completedFuture(null);
-    }
-    CompletableFuture<Void> future = new CompletableFuture<>();
-    flushWaiters.register(target, future);
-    waitStrategy.wake();
-    // Re-check after registering: the consumer may have finished the target, or a close may have ended,
-    // before it could see this waiter.
-    if (consumer.finishedSequence() >= target) {
-      flushWaiters.completeUpTo(consumer.finishedSequence());
-    }
+    CompletableFuture<Void> future = flushWaiters.await(ring.getCursor(), waitStrategy::wake);
     if (closeReport != null) {
-      flushWaiters.completeAll(abandonment);
+      flushWaiters.completeAll(abandonment); // the close ended before it could see this waiter
     }
     return future;
   }
@@ -384,7 +358,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   @Override
   public BatcherStats stats() {
     ConsumerCounters counters = consumer.counters();
-    long accepted = ring.getCursor() + 1 - tombstones.sum() - closeMarkers;
+    long accepted = gate.accepted();
     return new BatcherStats(accepted,
         rejections[RejectionReason.FULL.ordinal()].sum(),
         rejections[RejectionReason.TIMEOUT.ordinal()].sum(),
@@ -408,7 +382,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public boolean isClosed() {
-    return state != OPEN;
+    return !gate.isOpen();
   }
 
   @Override
@@ -460,13 +434,13 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     long start = System.nanoTime();
     long timeoutNanos = Checks.saturatedNanos(timeout);
     long deadline = timeoutNanos > Long.MAX_VALUE - start ? Long.MAX_VALUE : start + timeoutNanos;
-    state = CLOSING;
+    gate.beginClose();
     boolean drained = publishCloseMarker(deadline) && awaitConsumer(deadline) && consumer.drained();
     long abandonedItems = 0;
     if (!drained) {
       abandonedItems = abandon(timeout);
     }
-    state = CLOSED;
+    gate.closed();
     abandoned = abandonedItems;
     Throwable failure = abandonedItems == 0 ? null : new BatcherClosedException(name, ringSize, true,
         "close timed out after " + describe(timeout) + " and abandoned " + abandonedItems + " item(s)");
@@ -485,14 +459,10 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     return report;
   }
 
-  /** Claims a slot for the close marker, waiting for room until {@code deadline}. */
+  /** Publishes the close marker, waiting for room until {@code deadline}. */
   private boolean publishCloseMarker(long deadline) {
     for (int round = 0; ; round++) {
-      long sequence = tryClaim();
-      if (sequence >= 0) {
-        ring.get(sequence).mark(SubmissionSlot.CLOSE);
-        closeMarkers = 1;
-        ring.publish(sequence);
+      if (gate.tryPublishCloseMarker()) {
         return true;
       }
       long remaining = deadline - System.nanoTime();
@@ -582,7 +552,9 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public String toString() {
-    return "Batcher{name='" + name + "', state=" + (state == OPEN ? "open" : state == CLOSING ? "closing" : "closed")
+    int state = gate.state();
+    return "Batcher{name='" + name + "', state="
+        + (state == PublishGate.OPEN ? "open" : state == PublishGate.CLOSING ? "closing" : "closed")
         + ", " + stats() + '}';
   }
 }

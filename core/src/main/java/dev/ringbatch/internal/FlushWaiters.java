@@ -5,15 +5,52 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The futures of pending {@code flush()} calls, each waiting for the consumer to finish every sequence up
- * to the ring cursor it saw. Thread-safe: any thread registers; the consumer completes them as it finishes
- * batches, and so does a caller that finds its target already reached (completion is idempotent).
+ * The finished sequence and the futures of pending {@code flush()} calls, each waiting for every sequence up
+ * to the ring cursor it saw to be finished. Thread-safe: any thread {@linkplain #await awaits}; the consumer
+ * (or an async completion) {@linkplain #advance advances}.
+ *
+ * <p>No waiter is missed: {@code await} registers (a CAS in the queue) and then re-reads {@code finished};
+ * {@code advance} writes {@code finished} (volatile) and then reads whether the queue is empty. Of two
+ * store-then-load pairs on volatiles, at least one sees the other's store, so either {@code advance} sees
+ * the waiter or {@code await} sees the new sequence. jcstress {@code FlushFinishStress} checks it.
  */
 final class FlushWaiters {
 
   private record Waiter(long sequence, CompletableFuture<Void> future) {}
 
   private final ConcurrentLinkedQueue<Waiter> waiters = new ConcurrentLinkedQueue<>();
+  private volatile long finished = -1;
+
+  /** Every sequence up to this one has its final outcome. */
+  long finished() {
+    return finished;
+  }
+
+  /** Records that every sequence up to {@code sequence} is finished, and completes the waiters it satisfies. */
+  void advance(long sequence) {
+    finished = sequence;
+    if (!waiters.isEmpty()) {
+      completeUpTo(sequence);
+    }
+  }
+
+  /**
+   * Returns a future that completes once every sequence up to {@code target} is finished, running
+   * {@code wake} (to cut a linger short) when it has to wait.
+   */
+  CompletableFuture<Void> await(long target, Runnable wake) {
+    if (finished >= target) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> future = new CompletableFuture<>();
+    register(target, future);
+    wake.run();
+    long now = finished; // re-read after registering: an advance may have run before it could see the waiter
+    if (now >= target) {
+      completeUpTo(now);
+    }
+    return future;
+  }
 
   /** Registers a future to complete once every sequence up to {@code sequence} is finished. */
   void register(long sequence, CompletableFuture<Void> future) {
