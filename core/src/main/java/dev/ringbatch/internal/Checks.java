@@ -51,6 +51,13 @@ public final class Checks {
     return value;
   }
 
+  /** Returns {@code name} if it is a usable batcher name; otherwise throws naming the problem. */
+  public static String requireName(String name) {
+    java.util.Objects.requireNonNull(name, "name");
+    requireArgument(!name.isBlank(), "name must not be blank but was '%s'", name);
+    return name;
+  }
+
   /** Converts to nanoseconds, saturating at {@link Long#MAX_VALUE} instead of overflowing. */
   public static long saturatedNanos(Duration duration) {
     try {

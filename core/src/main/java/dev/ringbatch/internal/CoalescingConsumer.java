@@ -316,10 +316,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     counters.recordBatch(size, failed);
     recorders.recordBatch(size, batch.weight(), writeNanos, failed);
     batch.completeAndClear(failure);
-    if (batch.lastFailedFireAndForget() > 0) {
-      LOG.log(Level.WARNING, "batcher '" + name + "': " + batch.lastFailedFireAndForget()
-          + " fire-and-forget item(s) of a batch of " + size + " failed", batch.lastFireAndForgetFailure());
-    }
+    logFireAndForgetFailures(batch, size);
     finish(lastSequence);
   }
 
@@ -345,6 +342,14 @@ final class CoalescingConsumer<T, R> implements Runnable {
       return false;
     }
     return phase.get() != HANDED_OVER;
+  }
+
+  /** Fire-and-forget callers cannot be told of a failure: it is logged, once per batch. */
+  private void logFireAndForgetFailures(PendingBatch<T, R> completed, int size) {
+    if (completed.lastFailedFireAndForget() > 0) {
+      LOG.log(Level.WARNING, "batcher '" + name + "': " + completed.lastFailedFireAndForget()
+          + " fire-and-forget item(s) of a batch of " + size + " failed", completed.lastFireAndForgetFailure());
+    }
   }
 
   private void finish(long sequence) {
@@ -417,10 +422,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     counters.recordBatch(size, failed);
     recorders.recordBatch(size, done.weight(), writeNanos, failed);
     done.completeAndClear(cause);
-    if (done.lastFailedFireAndForget() > 0) {
-      LOG.log(Level.WARNING, "batcher '" + name + "': " + done.lastFailedFireAndForget()
-          + " fire-and-forget item(s) of a batch of " + size + " failed", done.lastFireAndForgetFailure());
-    }
+    logFireAndForgetFailures(done, size);
     synchronized (inFlightLock) {
       ticket.done = true;
       long finished = -1;

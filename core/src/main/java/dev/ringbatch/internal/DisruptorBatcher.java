@@ -134,8 +134,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   private static <T, R> DisruptorBatcher<T, R> start(String name, BatcherConfig config,
       @Nullable Weigher<? super T> weigher, @Nullable BatchSink<T, R> sink, @Nullable AsyncBatchSink<T, R> asyncSink,
       ConsumerGroup consumers) {
-    requireNonNull(name, "name");
-    requireArgument(!name.isBlank(), "name must not be blank but was '%s'", name);
+    Checks.requireName(name);
     requireNonNull(config, "config");
     requireState(weigher != null || !config.limits().hasByteLimit(),
         "maxBatchBytes (%s) needs a weigher: use Batcher.of(name, config, weigher, sink)",

@@ -69,8 +69,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
   public static <T, R> Batcher<T, R> start(String name, BatcherConfig config, int shards,
       @Nullable Function<? super T, ?> key, @Nullable Weigher<? super T> weigher,
       IntFunction<? extends BatchSink<T, R>> sinks) {
-    requireNonNull(name, "name");
-    Checks.requireArgument(!name.isBlank(), "name must not be blank but was '%s'", name);
+    Checks.requireName(name);
     requireNonNull(config, "config");
     Checks.requirePositive("shards", shards);
     requireNonNull(sinks, "sinks");

@@ -72,7 +72,8 @@ final class ReportWriter {
         .append("machine: a consumer that kept pace with the producer item by item polled the cursor and ")
         .append("availability flags in a tight loop and stole those cache lines on every item (about 8 M ")
         .append("items/s instead of 60–120 M for `offer`). Padded ring slots and a short local pause after a small ")
-        .append("run while producers are busy removed that mode (6 of 6 forks fast); the \"iterations min–max\" ")
+        .append("run while producers are busy removed that mode (6 of 6 forks fast with ")
+        .append("`ThroughputBenchmark.offer -f 6`); the \"iterations min–max\" ")
         .append("column shows the spread that remains.\n\n");
     md.append("## Goals\n\n| goal | what | measured | goal | met |\n|---|---|---|---|---|\n");
     for (String[] g : goals) {
