@@ -12,7 +12,7 @@ import java.util.function.Predicate;
  * When and how a batcher retries a batch whose sink threw (a whole-batch failure) before its items fail:
  * up to {@link #maxAttempts()} attempts in all, waiting an exponentially growing, jittered backoff between
  * them, only for exceptions {@link #retryOn() retryOn} accepts, and never past {@link #maxElapsed()} since
- * the first attempt, so that callers still hear of a sink that stays down.
+ * the first failure, so that callers still hear of a sink that stays down.
  *
  * <p>Only a whole batch is retried, and only because the sink threw: items the sink failed one by one
  * ({@link Batch#fail}) are final. A retried sink must make its write all-or-nothing (one transaction, as
@@ -83,7 +83,7 @@ public final class RetryPolicy {
     return jitter;
   }
 
-  /** No attempt starts later than this after the first: the bound on a caller's wait for a failing sink. */
+  /** No retry starts later than this after the first failure: the bound on a caller's wait for a failing sink. */
   public Duration maxElapsed() {
     return maxElapsed;
   }
@@ -96,7 +96,7 @@ public final class RetryPolicy {
   /**
    * The wait before attempt {@code attempt} (2 for the first retry), with jitter, in nanoseconds; or -1 when
    * no attempt should be made: the attempts are used up, {@code failure} is not retryable, or the wait would
-   * end past {@link #maxElapsed()} ({@code elapsedNanos} since the first attempt began).
+   * end past {@link #maxElapsed()} ({@code elapsedNanos} since the first attempt failed).
    */
   public long backoffNanos(int attempt, Throwable failure, long elapsedNanos) {
     if (attempt > maxAttempts || failure instanceof VirtualMachineError || !retryOn.test(failure)) {

@@ -40,6 +40,15 @@ class AsyncSinkTest {
     return b;
   }
 
+  /** A sink that records each dispatched batch with a stage the test completes. */
+  private static AsyncBatchSink<Integer, Integer> recording(BlockingQueue<Call> calls) {
+    return batch -> {
+      CompletableFuture<Void> stage = new CompletableFuture<>();
+      calls.add(new Call(new ArrayList<>(batch.items()), stage));
+      return stage;
+    };
+  }
+
   @Test
   void inFlightLimit_respectedUnderLoad_andEveryResultMapsBack() throws Exception {
     AtomicInteger inFlight = new AtomicInteger();
@@ -72,11 +81,7 @@ class AsyncSinkTest {
   @Test
   void consumerCoalescesWhileBatchesAreInFlight_andWaitsAtTheLimit() throws Exception {
     BlockingQueue<Call> calls = new LinkedBlockingQueue<>();
-    Batcher<Integer, Integer> b = batcher(2, batch -> {
-      CompletableFuture<Void> stage = new CompletableFuture<>();
-      calls.add(new Call(new ArrayList<>(batch.items()), stage));
-      return stage;
-    });
+    Batcher<Integer, Integer> b = batcher(2, recording(calls));
     CompletableFuture<Integer> first = b.submit(1);
     Call one = calls.poll(10, TimeUnit.SECONDS);
     CompletableFuture<Integer> second = b.submit(2);
@@ -124,11 +129,7 @@ class AsyncSinkTest {
   void close_waitsForBatchesInFlight() throws Exception {
     BlockingQueue<Call> calls = new LinkedBlockingQueue<>();
     Batcher<Integer, Integer> b = Batcher.ofAsync("remote", BatcherConfig.builder().maxInFlightBatches(4).build(),
-        batch -> {
-          CompletableFuture<Void> stage = new CompletableFuture<>();
-          calls.add(new Call(new ArrayList<>(batch.items()), stage));
-          return stage;
-        });
+        recording(calls));
     CompletableFuture<Integer> item = b.submit(7);
     Call call = calls.poll(10, TimeUnit.SECONDS);
     CompletableFuture<CloseReport> closing = CompletableFuture.supplyAsync(() -> b.close(WAIT));
@@ -144,11 +145,7 @@ class AsyncSinkTest {
   void close_timesOut_abandonsBatchesInFlightWithClearCause() throws Exception {
     BlockingQueue<Call> calls = new LinkedBlockingQueue<>();
     Batcher<Integer, Integer> b = Batcher.ofAsync("remote", BatcherConfig.builder().maxInFlightBatches(4).build(),
-        batch -> {
-          CompletableFuture<Void> stage = new CompletableFuture<>();
-          calls.add(new Call(new ArrayList<>(batch.items()), stage));
-          return stage;
-        });
+        recording(calls));
     CompletableFuture<Integer> item = b.submit(7);
     Call call = calls.poll(10, TimeUnit.SECONDS);
 

@@ -404,7 +404,7 @@ class BatchingTest {
 
   @ParameterizedTest
   @EnumSource(WaitMode.class)
-  void waitMode_eachDeliversAndGoesIdle(WaitMode mode) {
+  void waitMode_eachDeliversEveryItem(WaitMode mode) {
     RecordingSink<Integer> sink = new RecordingSink<>();
     Batcher<Integer, Integer> batcher = batcher(BatcherConfig.builder().waitMode(mode).build(), sink);
 

@@ -289,7 +289,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     Throwable failure = null;
     long writeNanos = 0;
     batch.writing(true);
-    long firstAttempt = System.nanoTime();
+    long firstFailure = 0; // taken only when a write fails: no clock read per batch on the normal path
     for (int attempt = 1; ; attempt++) {
       failure = null;
       try {
@@ -302,7 +302,13 @@ final class CoalescingConsumer<T, R> implements Runnable {
       } catch (Throwable t) {
         failure = t;
       }
-      if (failure == null || !retry(attempt + 1, failure, System.nanoTime() - firstAttempt)) {
+      if (failure == null) {
+        break;
+      }
+      if (attempt == 1) {
+        firstFailure = System.nanoTime();
+      }
+      if (!retry(attempt + 1, failure, System.nanoTime() - firstFailure)) {
         break;
       }
     }
@@ -310,14 +316,24 @@ final class CoalescingConsumer<T, R> implements Runnable {
     if (!phase.compareAndSet(WRITING, IDLE)) {
       throw HandedOver.INSTANCE;
     }
-    int size = batch.size();
-    int failed = batch.failedCount(failure);
-    // Count before completing: a caller that sees its future done also sees its item in stats and metrics.
-    counters.recordBatch(size, failed);
-    recorders.recordBatch(size, batch.weight(), writeNanos, failed);
-    batch.completeAndClear(failure);
-    logFireAndForgetFailures(batch, size);
+    complete(batch, failure, writeNanos);
     finish(lastSequence);
+  }
+
+  /**
+   * Counts a written batch, tells the recorders, then completes its futures and clears it. Counting comes
+   * first: a caller that sees its future done also sees its item in stats and metrics.
+   */
+  private void complete(PendingBatch<T, R> written, @Nullable Throwable failure, long writeNanos) {
+    int size = written.size();
+    int failed = written.failedCount(failure);
+    counters.recordBatch(size, failed);
+    recorders.recordBatch(size, written.weight(), writeNanos, failed);
+    written.completeAndClear(failure);
+    if (written.lastFailedFireAndForget() > 0) { // their callers cannot be told: logged, once per batch
+      LOG.log(Level.WARNING, "batcher '" + name + "': " + written.lastFailedFireAndForget()
+          + " fire-and-forget item(s) of a batch of " + size + " failed", written.lastFireAndForgetFailure());
+    }
   }
 
   /**
@@ -342,14 +358,6 @@ final class CoalescingConsumer<T, R> implements Runnable {
       return false;
     }
     return phase.get() != HANDED_OVER;
-  }
-
-  /** Fire-and-forget callers cannot be told of a failure: it is logged, once per batch. */
-  private void logFireAndForgetFailures(PendingBatch<T, R> completed, int size) {
-    if (completed.lastFailedFireAndForget() > 0) {
-      LOG.log(Level.WARNING, "batcher '" + name + "': " + completed.lastFailedFireAndForget()
-          + " fire-and-forget item(s) of a batch of " + size + " failed", completed.lastFireAndForgetFailure());
-    }
   }
 
   private void finish(long sequence) {
@@ -417,12 +425,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         ? failure.getCause() : failure;
     long writeNanos = ticker.read() - done.startNanos;
     done.writing(false);
-    int size = done.size();
-    int failed = done.failedCount(cause);
-    counters.recordBatch(size, failed);
-    recorders.recordBatch(size, done.weight(), writeNanos, failed);
-    done.completeAndClear(cause);
-    logFireAndForgetFailures(done, size);
+    complete(done, cause, writeNanos);
     synchronized (inFlightLock) {
       ticket.done = true;
       long finished = -1;
