@@ -5,13 +5,17 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The batch a {@link BatchSink} is asked to write: its items in ring order, and a place to record each
- * item's outcome. Valid only during {@link BatchSink#write(Batch)} and only on the consumer thread; the
- * batcher reuses it for the next batch.
+ * item's outcome. A sink gets a fresh {@code Batch} for each call: it is valid during {@link BatchSink#write}
+ * (for an {@link AsyncBatchSink}, until the returned stage completes), and recording into it afterwards
+ * throws {@link IllegalStateException}, so a kept reference can never reach another batch's items.
  *
- * <p>Outcomes recorded with {@link #complete} and {@link #fail} are applied to the callers' futures after
- * {@code write} returns normally; items given no outcome then succeed with a {@code null} result. If
- * {@code write} throws, every item of the batch fails with that exception, whatever was recorded: a sink
- * that commits a transaction can record per-row results and still fail them all when the commit fails.
+ * <p>A sink records an outcome for every item: {@link #complete} or {@link #fail} one by one, or
+ * {@link #completeRemaining} for all that have none yet. Outcomes are applied to the callers' futures after
+ * {@code write} returns normally. An item left without an outcome is a sink bug: it fails with an
+ * {@link IllegalStateException} naming the batcher and the item's index, and counts as failed; it never
+ * succeeds by default. If {@code write} throws, every item of the batch fails with that exception, whatever was
+ * recorded: a sink that commits a transaction can record per-row results and still fail them all when the
+ * commit fails. Recording is thread-safe.
  *
  * @param <T> the item type
  * @param <R> the per-item result type
@@ -50,4 +54,19 @@ public interface Batch<T, R> {
    * @throws NullPointerException if {@code cause} is null
    */
   void fail(int index, Throwable cause);
+
+  /**
+   * Records that every item without an outcome so far succeeded with {@code result}: what a sink that
+   * wrote the whole batch at once calls ({@link BatchSink#noResult} does).
+   *
+   * <p>The batcher's batches skip items that already have an outcome. This default, for other
+   * implementations (test doubles), completes every index and so throws if any already has one.
+   *
+   * @throws IllegalStateException if the batch is no longer being written
+   */
+  default void completeRemaining(@Nullable R result) {
+    for (int i = 0; i < size(); i++) {
+      complete(i, result);
+    }
+  }
 }

@@ -16,8 +16,8 @@ import java.util.List;
  * for itself.
  *
  * <h2>Results and failures</h2>
- * Record per-item results and failures on the {@link Batch}; return normally and every item without an
- * outcome succeeds with {@code null}. Throw (any {@link Throwable}, {@link Error}s included) and every item
+ * Record an outcome for every item on the {@link Batch} ({@link Batch#completeRemaining} marks all the
+ * rest written) and return normally; an item left without one fails as a sink bug. Throw (any {@link Throwable}, {@link Error}s included) and every item
  * of the batch fails with it, and the consumer goes on to the next batch.
  *
  * @param <T> the item type
@@ -44,7 +44,10 @@ public interface BatchSink<T, R> {
    */
   static <T> BatchSink<T, Void> noResult(ItemsWriter<T> writer) {
     requireNonNull(writer, "writer");
-    return batch -> writer.write(batch.items());
+    return batch -> {
+      writer.write(batch.items());
+      batch.completeRemaining(null);
+    };
   }
 
   /**

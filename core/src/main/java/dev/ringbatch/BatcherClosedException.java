@@ -12,6 +12,7 @@ public final class BatcherClosedException extends IllegalStateException {
   private final String batcherName;
   private final int capacity;
   private final boolean abandoned;
+  private final boolean outcomeUnknown;
 
   /**
    * Creates the exception.
@@ -22,10 +23,26 @@ public final class BatcherClosedException extends IllegalStateException {
    * @param detail what happened to the item
    */
   public BatcherClosedException(String batcherName, int capacity, boolean abandoned, String detail) {
+    this(batcherName, capacity, abandoned, false, detail);
+  }
+
+  /**
+   * Creates the exception for an item whose outcome is unknown or known.
+   *
+   * @param batcherName the batcher's name
+   * @param capacity the batcher's ring size
+   * @param abandoned whether the item had been accepted and was abandoned by a close that timed out
+   * @param outcomeUnknown whether the item was inside the sink when the close gave up on it, so that it may
+   *     or may not have been written
+   * @param detail what happened to the item
+   */
+  public BatcherClosedException(String batcherName, int capacity, boolean abandoned, boolean outcomeUnknown,
+      String detail) {
     super("Batcher '" + batcherName + "' is closed (capacity " + capacity + "); " + detail);
     this.batcherName = batcherName;
     this.capacity = capacity;
     this.abandoned = abandoned;
+    this.outcomeUnknown = outcomeUnknown;
   }
 
   /** Returns the name of the batcher. */
@@ -41,5 +58,14 @@ public final class BatcherClosedException extends IllegalStateException {
   /** Whether the item had been accepted and was abandoned because {@code close} timed out. */
   public boolean isAbandoned() {
     return abandoned;
+  }
+
+  /**
+   * Whether the item's batch was inside the sink when a close that timed out gave up on it: the sink may or
+   * may not have written it, and nothing in this process can tell. Check the target system (by a key) before
+   * writing it again. False for items that were certainly not written.
+   */
+  public boolean isOutcomeUnknown() {
+    return outcomeUnknown;
   }
 }

@@ -171,7 +171,10 @@ class BadInputCatalogueTest {
 
   private static void useBatchAfterWrite() {
     AtomicReference<Batch<String, Void>> leaked = new AtomicReference<>();
-    Batcher<String, Void> b = Batcher.of("leak", BatcherConfig.ofDefaults(), leaked::set);
+    Batcher<String, Void> b = Batcher.of("leak", BatcherConfig.ofDefaults(), batch -> {
+      leaked.set(batch);
+      batch.completeRemaining(null);
+    });
     try {
       b.submit("x").join();
       leaked.get().complete(0, null);

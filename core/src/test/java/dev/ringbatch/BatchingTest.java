@@ -286,6 +286,7 @@ class BatchingTest {
           if (calls.getAndIncrement() == 0) {
             throw new StackOverflowError("deep");
           }
+          batch.completeRemaining(null);
         }));
 
     assertThat(batcher.submit(1)).failsWithin(WAIT)
@@ -340,7 +341,10 @@ class BatchingTest {
     AtomicInteger index = new AtomicInteger();
     List<Batch<Integer, Integer>> leaked = new ArrayList<>();
     Batcher<Integer, Integer> batcher = track(Batcher.of("test", BatcherConfig.ofDefaults(),
-        (Batch<Integer, Integer> batch) -> leaked.add(batch)));
+        (Batch<Integer, Integer> batch) -> {
+          leaked.add(batch);
+          batch.completeRemaining(null);
+        }));
     assertThat(batcher.submit(1)).succeedsWithin(WAIT);
 
     assertThatThrownBy(() -> leaked.get(0).complete(index.get(), 1))

@@ -231,6 +231,7 @@ class CloseTest {
         (Batch<Integer, Void> batch) -> {
           interruptedOnEntry.add(Thread.currentThread().isInterrupted());
           Thread.currentThread().interrupt(); // a careless sink
+          batch.completeRemaining(null);
         });
 
     assertThat(batcher.submit(1)).succeedsWithin(WAIT);

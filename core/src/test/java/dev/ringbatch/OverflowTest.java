@@ -169,6 +169,7 @@ class OverflowTest {
               fromSink.add(self.get().submit("log from sink " + i)); // ring of 2: the third cannot fit
             }
           }
+          batch.completeRemaining(null);
         });
     batchers.add(batcher);
     self.set(batcher);

@@ -98,6 +98,7 @@ class RetryPolicyTest {
         batch.complete(0, 99); // recorded, then the attempt fails: must not leak into the retry
         throw new IOException("commit failed");
       }
+      batch.completeRemaining(null);
     });
 
     assertThat(b.submit(1)).succeedsWithin(WAIT).isNull();

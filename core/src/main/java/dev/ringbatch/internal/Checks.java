@@ -58,6 +58,43 @@ public final class Checks {
     return name;
   }
 
+  /**
+   * Heap a ring takes per slot, with some margin: the padded {@code SubmissionSlot} (about 144 bytes), its
+   * reference in the ring's array, and the batch storage that may grow to the ring size.
+   */
+  static final long BYTES_PER_SLOT = 168;
+
+  /**
+   * Refuses rings that cannot be allocated in this JVM's maximum heap, before anything is allocated, so that a
+   * bad size is an {@link IllegalArgumentException} naming the field and not an {@link OutOfMemoryError}.
+   */
+  public static void requireRingMemory(int shards, int ringSize) {
+    long maxHeap = Runtime.getRuntime().maxMemory();
+    double bytes = (double) shards * ringSize * BYTES_PER_SLOT;
+    if (bytes <= maxHeap) {
+      return;
+    }
+    String size = bytesText(bytes);
+    String heap = maxHeap == Long.MAX_VALUE ? "unlimited" : bytesText(maxHeap);
+    if (shards == 1) {
+      throw new IllegalArgumentException(String.format("ringSize %s would take about %s of heap for its slots,"
+          + " more than the maximum heap of %s (-Xmx); use a smaller ringSize", ringSize, size, heap));
+    }
+    throw new IllegalArgumentException(String.format("shards %s with ringSize %s would take about %s of heap for"
+        + " their slots, more than the maximum heap of %s (-Xmx); use fewer shards or a smaller ringSize",
+        shards, ringSize, size, heap));
+  }
+
+  private static String bytesText(double bytes) {
+    String[] units = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int unit = 0;
+    while (bytes >= 1024 && unit < units.length - 1) {
+      bytes /= 1024;
+      unit++;
+    }
+    return String.format(java.util.Locale.ROOT, "%.1f %s", bytes, units[unit]);
+  }
+
   /** Converts to nanoseconds, saturating at {@link Long#MAX_VALUE} instead of overflowing. */
   public static long saturatedNanos(Duration duration) {
     try {

@@ -2,6 +2,7 @@ package dev.ringbatch.internal;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -19,18 +20,25 @@ final class FlushWaiters {
   private record Waiter(long sequence, CompletableFuture<Void> future) {}
 
   private final ConcurrentLinkedQueue<Waiter> waiters = new ConcurrentLinkedQueue<>();
-  private volatile long finished = -1;
+  private final AtomicLong finished = new AtomicLong(-1);
+  /** The highest sequence any flush has waited for: the consumer ends a linger only for a batch at or below it. */
+  private final AtomicLong maxTarget = new AtomicLong(-1);
 
   /** Every sequence up to this one has its final outcome. */
   long finished() {
-    return finished;
+    return finished.get();
+  }
+
+  /** The highest sequence a flush has asked for; a batch whose first item is above it need not be cut short. */
+  long maxTarget() {
+    return maxTarget.get();
   }
 
   /** Records that every sequence up to {@code sequence} is finished, and completes the waiters it satisfies. */
   void advance(long sequence) {
-    finished = sequence;
+    long now = finished.accumulateAndGet(sequence, Math::max); // async batches settle on several threads
     if (!waiters.isEmpty()) {
-      completeUpTo(sequence);
+      completeUpTo(now);
     }
   }
 
@@ -39,13 +47,14 @@ final class FlushWaiters {
    * {@code wake} (to cut a linger short) when it has to wait.
    */
   CompletableFuture<Void> await(long target, Runnable wake) {
-    if (finished >= target) {
+    if (finished.get() >= target) {
       return CompletableFuture.completedFuture(null);
     }
     CompletableFuture<Void> future = new CompletableFuture<>();
     register(target, future);
+    maxTarget.accumulateAndGet(target, Math::max);
     wake.run();
-    long now = finished; // re-read after registering: an advance may have run before it could see the waiter
+    long now = finished.get(); // re-read after registering: an advance may have run before it could see the waiter
     if (now >= target) {
       completeUpTo(now);
     }

@@ -1,50 +1,56 @@
 package dev.ringbatch.internal;
 
-import static java.util.Objects.requireNonNull;
-
-import dev.ringbatch.Batch;
-import java.util.AbstractList;
 import java.util.Arrays;
-import java.util.List;
-import java.util.RandomAccess;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The batch the consumer is filling, and the {@link Batch} view the sink writes. Holds items, their
- * futures (null for fire-and-forget items) and the outcomes the sink records; applies them to the futures
- * once the sink has returned, then forgets every reference so that written items are not kept reachable.
+ * The storage of one batch: its items, their futures (null for fire-and-forget items), the outcomes the sink
+ * records, and the batch's settle state. Reused: the consumer fills it, a writer hands it to the sink through a
+ * fresh {@link BatchView} per attempt, and whoever settles it ({@link BatchCompleter}) completes the futures
+ * and clears it. The arrays grow on demand up to the ring size; the steady state allocates nothing but the view.
  *
- * <p>Owned by the consumer thread. An abandoning close reads it only after the consumer has handed it over
- * (see {@link CoalescingConsumer}). The arrays grow on demand up to the ring size and are then reused: the
- * steady state allocates nothing.
+ * <h2>Who touches it</h2>
+ * Items are added by the consumer thread only, while the batch is {@link #FILLING}. Outcomes are recorded by
+ * the sink through a view, on any thread, only while that view's generation is current and recording is open;
+ * both checks and the writes happen under this object's monitor, and so does {@link #seal()}, so no late or
+ * stale call can reach another batch's outcomes. {@code state} decides, by CAS, the one party that settles a
+ * batch: the consumer (or a completing thread) or an abandoning close.
  */
-final class PendingBatch<T, R> implements Batch<T, R> {
-  /** Settle states of a batch handed to an async sink: it is settled once, by its completion or by a close. */
-  static final int IDLE = 0;
-  static final int IN_FLIGHT = 1;
-  static final int SETTLED = 2;
+final class PendingBatch<T, R> {
+  /** Being filled by the consumer; an abandoning close that took over fails it as never written. */
+  static final int FILLING = 0;
+  /** Inside the sink; a close that takes over fails it with "outcome unknown". */
+  static final int IN_SINK = 1;
+  /** A sync attempt failed and the consumer waits to retry; a close fails it as not written. */
+  static final int BACKING_OFF = 2;
+  /** Won by the party completing its futures. */
+  static final int SETTLING = 3;
 
-  private static final byte NONE = 0;
-  private static final byte SUCCEEDED = 1;
-  private static final byte FAILED = 2;
+  /** What a stale or late view is told: its write returned, its stage completed, or a close abandoned it. */
+  static final String NOT_WRITING = "the batch is no longer being written; record outcomes inside write()";
+
+  static final byte NONE = 0;
+  static final byte SUCCEEDED = 1;
+  static final byte FAILED = 2;
 
   private final int maxCapacity;
+  final AtomicInteger state = new AtomicInteger(FILLING);
   private Object[] items;
   private @Nullable CompletableFuture<Object>[] futures;
   private @Nullable Object[] outcomes;
   private byte[] states;
   private int size;
-  private int fireAndForget;
   private long weight;
-  private boolean writing;
-  private int lastFailedFireAndForget;
-  private @Nullable Throwable lastFireAndForgetFailure;
-  private final ItemsView view = new ItemsView();
-  /** For async sinks: whether completion or an abandoning close settles this batch (CAS from IN_FLIGHT). */
-  final java.util.concurrent.atomic.AtomicInteger state = new java.util.concurrent.atomic.AtomicInteger(IDLE);
-  /** For async sinks: written by the consumer before dispatch, read by whoever settles the batch. */
-  long startNanos;
+  private long firstSequence = -1;
+  /** Guarded by {@code this}: the generation of the view that may record, and whether it may. */
+  private int generation;
+  private boolean recording;
+  /** Whether a view was opened since the last clear: a retry must forget the failed attempt's outcomes. */
+  private boolean opened;
+  /** The last failure of a sync attempt, for the message of a close that abandons the batch while it backs off. */
+  volatile @Nullable Throwable lastAttemptFailure;
 
   PendingBatch(int initialCapacity, int maxCapacity) {
     this.maxCapacity = maxCapacity;
@@ -60,15 +66,16 @@ final class PendingBatch<T, R> implements Batch<T, R> {
     return (CompletableFuture<Object>[]) new CompletableFuture<?>[capacity];
   }
 
-  void add(Object item, @Nullable CompletableFuture<Object> future, long itemWeight) {
+  /** Adds the item read from ring slot {@code sequence}. Consumer thread, while {@link #FILLING}. */
+  void add(Object item, @Nullable CompletableFuture<Object> future, long itemWeight, long sequence) {
     if (size == items.length) {
       grow();
     }
+    if (size == 0) {
+      firstSequence = sequence;
+    }
     items[size] = item;
     futures[size] = future;
-    if (future == null) {
-      fireAndForget++;
-    }
     size++;
     weight += itemWeight;
   }
@@ -84,163 +91,104 @@ final class PendingBatch<T, R> implements Batch<T, R> {
     states = Arrays.copyOf(states, capacity);
   }
 
+  int size() {
+    return size;
+  }
+
   boolean isEmpty() {
     return size == 0;
   }
 
-  int fireAndForgetCount() {
-    return fireAndForget;
-  }
-
-  /** Marks the start and end of the sink call; outside it, {@link #complete} and {@link #fail} throw. */
-  void writing(boolean writing) {
-    this.writing = writing;
-  }
-
-  @Override
-  public int size() {
-    return size;
-  }
-
-  @Override
-  @SuppressWarnings("unchecked")
-  public T item(int index) {
-    return (T) items[checkIndex(index)];
-  }
-
-  @Override
-  public List<T> items() {
-    return view;
-  }
-
-  @Override
-  public long weight() {
+  long weight() {
     return weight;
   }
 
-  @Override
-  public void complete(int index, @Nullable R result) {
-    record(index, SUCCEEDED, result);
+  /** The ring sequence of the first item, or -1 when empty. */
+  long firstSequence() {
+    return size == 0 ? -1 : firstSequence;
   }
 
-  @Override
-  public void fail(int index, Throwable cause) {
-    record(index, FAILED, requireNonNull(cause, "cause"));
+  Object item(int index) {
+    return items[index];
   }
 
-  private void record(int index, byte state, @Nullable Object outcome) {
-    // Checked first: writing is cleared before the futures complete, so a caller that saw its future
-    // complete reliably gets this message, whatever the batch holds by then.
-    if (!writing) {
-      throw new IllegalStateException("the batch is no longer being written; record outcomes inside write()");
+  @Nullable CompletableFuture<Object> future(int index) {
+    return futures[index];
+  }
+
+  byte outcomeState(int index) {
+    return states[index];
+  }
+
+  @Nullable Object outcome(int index) {
+    return outcomes[index];
+  }
+
+  /**
+   * Opens recording for a new attempt and returns the view the sink gets: earlier views, and any kept from
+   * earlier batches, fail loudly from now on. Forgets outcomes of an earlier attempt.
+   */
+  synchronized BatchView<T, R> open(String batcherName) {
+    generation++;
+    recording = true;
+    if (opened) {
+      Arrays.fill(outcomes, 0, size, null);
+      Arrays.fill(states, 0, size, NONE);
+    }
+    opened = true;
+    return new BatchView<>(this, generation, batcherName);
+  }
+
+  /** Closes recording: after this no view records anything. Called by the party that won the settle CAS. */
+  synchronized void seal() {
+    recording = false;
+    generation++;
+  }
+
+  /** Records an outcome for the view of {@code viewGeneration}; throws if that view is stale or closed. */
+  synchronized void record(int viewGeneration, int index, byte outcomeState, @Nullable Object outcome) {
+    if (viewGeneration != generation || !recording) {
+      throw new IllegalStateException(NOT_WRITING);
     }
     checkIndex(index);
     if (states[index] != NONE) {
       throw new IllegalStateException("item " + index + " of the batch already has an outcome");
     }
-    states[index] = state;
+    states[index] = outcomeState;
     outcomes[index] = outcome;
   }
 
-  private int checkIndex(int index) {
+  /** Records {@code result} for every item without an outcome, for the view of {@code viewGeneration}. */
+  synchronized void recordRemaining(int viewGeneration, @Nullable Object result) {
+    if (viewGeneration != generation || !recording) {
+      throw new IllegalStateException(NOT_WRITING);
+    }
+    for (int i = 0; i < size; i++) {
+      if (states[i] == NONE) {
+        states[i] = SUCCEEDED;
+        outcomes[i] = result;
+      }
+    }
+  }
+
+  int checkIndex(int index) {
     if (index < 0 || index >= size) {
       throw new IndexOutOfBoundsException("index " + index + " is out of bounds for a batch of " + size);
     }
     return index;
   }
 
-  /** Forgets the outcomes a failed attempt recorded, before a retry writes the batch again. */
-  void resetOutcomes() {
-    Arrays.fill(outcomes, 0, size, null);
-    Arrays.fill(states, 0, size, NONE);
-  }
-
-  /** Counts the items that will fail: all of them if {@code batchFailure} is given, else those failed singly. */
-  int failedCount(@Nullable Throwable batchFailure) {
-    if (batchFailure != null) {
-      return size;
-    }
-    int failed = 0;
-    for (int i = 0; i < size; i++) {
-      if (states[i] == FAILED) {
-        failed++;
-      }
-    }
-    return failed;
-  }
-
-  /**
-   * Completes every future from the recorded outcomes, or fails them all with {@code batchFailure}, then
-   * clears the batch.
-   */
-  void completeAndClear(@Nullable Throwable batchFailure) {
-    int failedWithoutFuture = 0;
-    for (int i = 0; i < size; i++) {
-      CompletableFuture<Object> future = futures[i];
-      if (batchFailure != null || states[i] == FAILED) {
-        Throwable cause = batchFailure != null ? batchFailure : (Throwable) outcomes[i];
-        if (future != null) {
-          future.completeExceptionally(cause);
-        } else {
-          failedWithoutFuture++;
-          lastFireAndForgetFailure = cause;
-        }
-      } else if (future != null) {
-        future.complete(outcomes[i]);
-      }
-    }
-    lastFailedFireAndForget = failedWithoutFuture;
-    clear();
-  }
-
-  /** How many fire-and-forget items the last {@link #completeAndClear} failed; their callers cannot be told. */
-  int lastFailedFireAndForget() {
-    return lastFailedFireAndForget;
-  }
-
-  /** The cause of one of those failures, for the log; null after a batch without them. */
-  @Nullable Throwable lastFireAndForgetFailure() {
-    return lastFailedFireAndForget == 0 ? null : lastFireAndForgetFailure;
-  }
-
-  /**
-   * Fails every future with {@code cause}, then clears the batch. Used by an abandoning close once the
-   * consumer has handed the batch over.
-   *
-   * @return how many items the batch held
-   */
-  int failAndClear(Throwable cause) {
-    int count = size;
-    for (int i = 0; i < size; i++) {
-      CompletableFuture<Object> future = futures[i];
-      if (future != null) {
-        future.completeExceptionally(cause);
-      }
-    }
-    clear();
-    return count;
-  }
-
-  private void clear() {
+  /** Forgets everything; the batch is {@link #FILLING} and empty again. Called by the party that settled it. */
+  void clear() {
     Arrays.fill(items, 0, size, null);
     Arrays.fill(futures, 0, size, null);
     Arrays.fill(outcomes, 0, size, null);
     Arrays.fill(states, 0, size, NONE);
     size = 0;
-    fireAndForget = 0;
     weight = 0;
-  }
-
-  /** The unmodifiable {@link Batch#items()} view; one instance, reused for every batch. */
-  private final class ItemsView extends AbstractList<T> implements RandomAccess {
-    @Override
-    public T get(int index) {
-      return item(index);
-    }
-
-    @Override
-    public int size() {
-      return size;
-    }
+    firstSequence = -1;
+    lastAttemptFailure = null;
+    opened = false;
+    state.set(FILLING); // last: a close that CASes FILLING afterwards sees an empty batch
   }
 }

@@ -2,33 +2,85 @@ package dev.ringbatch.internal;
 
 import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
+import dev.ringbatch.BatcherClosedException;
+import dev.ringbatch.BatcherFullException;
+import dev.ringbatch.OverflowPolicy;
+import dev.ringbatch.RejectionReason;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The publish side of the ring and the batcher's open/closing state, and the one protocol that keeps every
- * accepted item before the close marker.
+ * The whole producer side: claim a slot under the overflow policy, publish, refuse and count rejections, and
+ * the batcher's open/closing state with the one protocol that keeps every accepted item before the close marker.
  *
  * <p>A producer claims a sequence ({@link #tryClaim}) and only then reads {@code state} ({@link #publish}).
  * Close writes {@code state} and only then claims the marker's sequence ({@link #tryPublishCloseMarker}).
  * Both claims are CASes on the ring cursor, so they are ordered, and a producer whose claim came after the
  * marker's also reads the closing state: it publishes a tombstone and refuses its own item. Hence no item
  * published as accepted follows the marker, and the consumer, which writes everything before the marker,
- * writes every accepted item. jcstress {@code PublishCloseStress} checks it.
+ * writes every accepted item. jcstress {@code PublishCloseStress} checks it. Thread-safe.
  */
 final class PublishGate {
   static final int OPEN = 0;
   static final int CLOSING = 1;
   static final int CLOSED = 2;
 
+  static final long REJECTED_FULL = -1;
+  static final long REJECTED_TIMEOUT = -2;
+  static final long REJECTED_INTERRUPTED = -3;
+  static final long REJECTED_CLOSED = -4;
+  static final long REJECTED_ON_CONSUMER = -5;
+
+  private static final long MAX_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+
+  private final String name;
   private final RingBuffer<SubmissionSlot> ring;
+  private final OverflowPolicy overflowPolicy;
+  private final Duration submitTimeout;
+  private final long submitTimeoutNanos;
+  private final ConsumerGroup consumers;
+  private final GuardedStatsRecorders recorders;
+  private final LongAdder[] rejections = new LongAdder[RejectionReason.values().length];
   private final LongAdder tombstones = new LongAdder();
   private volatile int state = OPEN;
   private volatile int closeMarkers;
 
-  PublishGate(RingBuffer<SubmissionSlot> ring) {
+  PublishGate(String name, RingBuffer<SubmissionSlot> ring, OverflowPolicy overflowPolicy, Duration submitTimeout,
+      ConsumerGroup consumers, GuardedStatsRecorders recorders) {
+    this.name = name;
     this.ring = ring;
+    this.overflowPolicy = overflowPolicy;
+    this.submitTimeout = submitTimeout;
+    this.submitTimeoutNanos = Checks.saturatedNanos(submitTimeout);
+    this.consumers = consumers;
+    this.recorders = recorders;
+    for (int i = 0; i < rejections.length; i++) {
+      rejections[i] = new LongAdder();
+    }
+  }
+
+  /**
+   * Claims a slot under the overflow policy and publishes the item. Returns its sequence, or a negative
+   * {@code REJECTED_*} code (already counted) if it was refused.
+   */
+  long accept(Object item, @Nullable CompletableFuture<Object> future, long weight) {
+    long sequence = tryClaim();
+    if (sequence < 0) {
+      sequence = awaitSlot();
+      if (sequence < 0) {
+        count(reasonOf(sequence));
+        return sequence;
+      }
+    }
+    if (!publish(sequence, item, future, weight)) {
+      count(RejectionReason.CLOSED);
+      return REJECTED_CLOSED;
+    }
+    return sequence;
   }
 
   /** Claims the next sequence, or returns -1 if the ring is full. */
@@ -57,6 +109,87 @@ final class PublishGate {
     return true;
   }
 
+  /** The ring is full: applies the overflow policy. Returns a claimed sequence or a {@code REJECTED_*} code. */
+  private long awaitSlot() {
+    if (state != OPEN) {
+      return REJECTED_CLOSED;
+    }
+    if (consumers.contains(Thread.currentThread())) {
+      return REJECTED_ON_CONSUMER;
+    }
+    if (overflowPolicy == OverflowPolicy.DROP) {
+      return REJECTED_FULL;
+    }
+    long start = System.nanoTime();
+    for (int round = 0; ; round++) {
+      if (Thread.currentThread().isInterrupted()) {
+        return REJECTED_INTERRUPTED;
+      }
+      long waited = System.nanoTime() - start;
+      if (waited >= submitTimeoutNanos) {
+        return REJECTED_TIMEOUT;
+      }
+      backOff(round, submitTimeoutNanos - waited);
+      if (state != OPEN) {
+        return REJECTED_CLOSED;
+      }
+      long sequence = tryClaim();
+      if (sequence >= 0) {
+        return sequence;
+      }
+    }
+  }
+
+  /** Spins, then yields, then parks in short slices: room appears as soon as the consumer takes a run. */
+  static void backOff(int round, long remainingNanos) {
+    if (round < 64) {
+      Thread.onSpinWait();
+    } else if (round < 80) {
+      Thread.yield();
+    } else {
+      LockSupport.parkNanos(Math.min(remainingNanos, MAX_PARK_NANOS));
+    }
+  }
+
+  private static RejectionReason reasonOf(long code) {
+    if (code == REJECTED_TIMEOUT) {
+      return RejectionReason.TIMEOUT;
+    } else if (code == REJECTED_INTERRUPTED) {
+      return RejectionReason.INTERRUPTED;
+    } else if (code == REJECTED_CLOSED) {
+      return RejectionReason.CLOSED;
+    }
+    return RejectionReason.FULL;
+  }
+
+  private void count(RejectionReason reason) {
+    rejections[reason.ordinal()].increment();
+    recorders.recordRejected(reason);
+  }
+
+  /** Items refused for {@code reason} so far. */
+  long rejected(RejectionReason reason) {
+    return rejections[reason.ordinal()].sum();
+  }
+
+  /** The exception that tells a caller why its item, refused with {@code code}, was not accepted. */
+  RuntimeException rejection(long code) {
+    int capacity = ring.getBufferSize();
+    if (code == REJECTED_CLOSED) {
+      return new BatcherClosedException(name, capacity, false, "item rejected");
+    } else if (code == REJECTED_TIMEOUT) {
+      return new BatcherFullException(name, capacity, RejectionReason.TIMEOUT,
+          "item rejected after waiting " + submitTimeout.toMillis() + " ms for room");
+    } else if (code == REJECTED_INTERRUPTED) {
+      return new BatcherFullException(name, capacity, RejectionReason.INTERRUPTED,
+          "item rejected: the producer was interrupted while waiting for room");
+    } else if (code == REJECTED_ON_CONSUMER) {
+      return new BatcherFullException(name, capacity, RejectionReason.FULL,
+          "item dropped: submitted on the batcher's own consumer thread, which must not wait for room");
+    }
+    return new BatcherFullException(name, capacity, RejectionReason.FULL, "item dropped");
+  }
+
   boolean isOpen() {
     return state == OPEN;
   }
@@ -65,7 +198,7 @@ final class PublishGate {
     return state;
   }
 
-  /** From now on, every claim publishes a tombstone. */
+  /** From now on, every claim publishes a tombstone and producers waiting for room give up. */
   void beginClose() {
     state = CLOSING;
   }

@@ -17,6 +17,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.IntFunction;
@@ -38,13 +42,19 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
   private final @Nullable Function<? super T, ?> key;
   private final ConsumerGroup consumers = new ConsumerGroup();
   private final AtomicLong roundRobin = new AtomicLong();
+  /** Told once, when every shard has closed; the shards tell them everything else. */
+  private final GuardedStatsRecorders closeRecorders;
+  private final AtomicReference<@Nullable CompletableFuture<CloseReport>> closing = new AtomicReference<>();
   private volatile @Nullable CloseReport closeReport;
+  /** The threads closing the shards: a close called back on one of them must not wait for itself. */
+  private volatile List<Thread> closers = List.of();
 
   private ShardedBatcher(String name, BatcherConfig config, int count, @Nullable Function<? super T, ?> key,
       @Nullable Weigher<? super T> weigher, IntFunction<? extends BatchSink<T, R>> sinks) {
     this.name = name;
     this.config = config;
     this.key = key;
+    this.closeRecorders = new GuardedStatsRecorders(name);
     List<DisruptorBatcher<T, R>> started = new ArrayList<>(count);
     try {
       for (int i = 0; i < count; i++) {
@@ -52,7 +62,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
         if (sink == null) {
           throw new NullPointerException("sinks returned null for shard " + i);
         }
-        started.add(DisruptorBatcher.start(name + "-" + i, config, weigher, sink, consumers));
+        started.add(DisruptorBatcher.startShard(name + "-" + i, config, weigher, sink, consumers));
       }
     } catch (RuntimeException | Error e) {
       started.forEach(shard -> shard.close(Duration.ZERO));
@@ -73,6 +83,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     requireNonNull(config, "config");
     Checks.requirePositive("shards", shards);
     requireNonNull(sinks, "sinks");
+    Checks.requireRingMemory(shards, config.ringSize());
     return new ShardedBatcher<>(name, config, shards, key, weigher, sinks);
   }
 
@@ -181,12 +192,13 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public void addStatsRecorder(StatsRecorder recorder) {
+    closeRecorders.add(recorder);
     shards.forEach(shard -> shard.addStatsRecorder(recorder));
   }
 
   @Override
   public boolean removeStatsRecorder(StatsRecorder recorder) {
-    boolean removed = false;
+    boolean removed = closeRecorders.remove(recorder);
     for (DisruptorBatcher<T, R> shard : shards) {
       removed |= shard.removeStatsRecorder(recorder);
     }
@@ -203,15 +215,38 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     close(config.closeTimeout());
   }
 
-  /** Closes every shard at once, each on its own thread, under the same timeout. */
+  /**
+   * Closes every shard at once, each on its own thread, under the same timeout, and tells the recorders once
+   * when all are done. Idempotent: later calls wait for the first close's report up to their own timeout.
+   */
   @Override
   public CloseReport close(Duration timeout) {
     requireNonNegative("timeout", timeout);
     requireState(!consumers.contains(Thread.currentThread()),
         "close() must not be called on a consumer thread of batcher '%s' (for example from its sink):"
             + " it would wait for itself", name);
+    CompletableFuture<CloseReport> mine = new CompletableFuture<>();
+    CompletableFuture<CloseReport> earlier = closing.compareAndExchange(null, mine);
+    if (earlier != null) {
+      return closers.contains(Thread.currentThread()) ? provisional(System.nanoTime())
+          : awaitEarlier(earlier, timeout);
+    }
+    try {
+      CloseReport report = closeShards(timeout);
+      closeReport = report;
+      mine.complete(report);
+      closeRecorders.recordClosed(report);
+      return report;
+    } catch (RuntimeException | Error e) {
+      mine.completeExceptionally(e);
+      throw e;
+    }
+  }
+
+  private CloseReport closeShards(Duration timeout) {
     long start = System.nanoTime();
-    List<CompletableFuture<CloseReport>> closing = new ArrayList<>(shards.size());
+    List<CompletableFuture<CloseReport>> reports = new ArrayList<>(shards.size());
+    List<Thread> threads = new ArrayList<>(shards.size());
     for (DisruptorBatcher<T, R> shard : shards) {
       CompletableFuture<CloseReport> report = new CompletableFuture<>();
       Thread closer = new Thread(() -> {
@@ -222,19 +257,52 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
         }
       }, "ringbatch-" + shard.name() + "-close");
       closer.setDaemon(true);
-      closer.start();
-      closing.add(report);
+      threads.add(closer);
+      reports.add(report);
     }
+    closers = List.copyOf(threads);
+    threads.forEach(Thread::start);
     boolean drained = true;
     long abandoned = 0;
-    for (CompletableFuture<CloseReport> report : closing) {
-      CloseReport r = report.join(); // each shard's close returns within the timeout plus its grace
-      drained &= r.drained();
-      abandoned += r.abandoned();
+    boolean interrupted = Thread.interrupted(); // as a single batcher: the drain is not cut short
+    for (CompletableFuture<CloseReport> report : reports) {
+      while (true) {
+        try {
+          CloseReport r = report.get(); // each shard's close returns within the timeout plus its grace
+          drained &= r.drained();
+          abandoned += r.abandoned();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (ExecutionException e) {
+          throw new IllegalStateException("closing a shard of batcher '" + name + "' failed", e.getCause());
+        }
+      }
     }
-    CloseReport report = new CloseReport(drained, abandoned, Duration.ofNanos(System.nanoTime() - start), stats());
-    closeReport = report;
-    return report;
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    return new CloseReport(drained, abandoned, Duration.ofNanos(System.nanoTime() - start), stats());
+  }
+
+  private CloseReport awaitEarlier(CompletableFuture<CloseReport> earlier, Duration timeout) {
+    long start = System.nanoTime();
+    try {
+      return earlier.get(Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 2), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (TimeoutException stillClosing) {
+      // the first close is still under way: say so
+    } catch (ExecutionException failed) {
+      throw new IllegalStateException("the first close() of batcher '" + name + "' failed", failed.getCause());
+    }
+    return provisional(start);
+  }
+
+  private CloseReport provisional(long start) {
+    CloseReport done = closeReport;
+    return done != null ? done : new CloseReport(false, stats().abandoned(),
+        Duration.ofNanos(System.nanoTime() - start), stats());
   }
 
   @Override

@@ -34,9 +34,13 @@ public class LimitsSwapStress {
     ConsumerWaitStrategy wait = new ConsumerWaitStrategy(WaitMode.BLOCKING, Ticker.system());
     RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, 2, wait);
     BatchSink<Object, Void> sink = BatchSink.noResult(items -> { });
-    consumer = new CoalescingConsumer<>("limits", ring, ring.newBarrier(), new Sequence(-1), wait, sink, null, 1,
-        RetryPolicy.none(), BatchLimits.ofDefaults(), Ticker.system(), new GuardedStatsRecorders("limits"),
-        new FlushWaiters());
+    HandOver handOver = new HandOver();
+    FlushWaiters flushWaiters = new FlushWaiters();
+    BatchCompleter completer = StressParts.completer();
+    SyncBatchWriter<Object, Void> writer = new SyncBatchWriter<>("limits", 2, sink, RetryPolicy.none(),
+        Ticker.system(), handOver, completer, flushWaiters);
+    consumer = new CoalescingConsumer<>("limits", ring, ring.newBarrier(), new Sequence(-1), wait, writer, handOver,
+        completer, flushWaiters, BatchLimits.ofDefaults(), Ticker.system());
   }
 
   @Actor

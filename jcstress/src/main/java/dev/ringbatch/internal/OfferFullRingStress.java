@@ -27,7 +27,7 @@ public class OfferFullRingStress {
   public OfferFullRingStress() {
     ring = RingBuffer.createMultiProducer(SubmissionSlot::new, 2, new BusySpinWaitStrategy());
     ring.addGatingSequences(new Sequence(-1)); // a consumer that never moves: two slots in all
-    gate = new PublishGate(ring);
+    gate = StressParts.gate(ring);
     gate.publish(gate.tryClaim(), "first", null, 0); // one slot left
   }
 

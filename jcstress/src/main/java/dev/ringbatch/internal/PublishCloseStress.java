@@ -30,7 +30,7 @@ import org.openjdk.jcstress.infra.results.LL_Result;
 public class PublishCloseStress {
   private final RingBuffer<SubmissionSlot> ring =
       RingBuffer.createMultiProducer(SubmissionSlot::new, 4, new BusySpinWaitStrategy());
-  private final PublishGate gate = new PublishGate(ring);
+  private final PublishGate gate = StressParts.gate(ring);
 
   @Actor
   public void producer(LL_Result r) {

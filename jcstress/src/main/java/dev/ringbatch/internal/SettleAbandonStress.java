@@ -1,35 +1,54 @@
 package dev.ringbatch.internal;
 
+import dev.ringbatch.Ticker;
+import java.util.concurrent.CompletableFuture;
 import org.openjdk.jcstress.annotations.Actor;
+import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.Expect;
 import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
-import org.openjdk.jcstress.infra.results.ZZ_Result;
+import org.openjdk.jcstress.infra.results.JJL_Result;
 
 /**
- * An async batch's completion vs an abandoning close ({@link PendingBatch#state}). Invariant: exactly one of
- * them settles the batch, so its futures complete once and it is counted once, as written or as abandoned.
+ * An async batch's stage completing vs an abandoning close failing the batches in flight, on the real
+ * {@link AsyncBatchWriter}. Invariant: exactly one of them settles the batch: it is counted once, as written
+ * (a settled batch) or as abandoned, and the caller's future ends with that side's outcome.
  */
 @JCStressTest
-@Outcome(id = {"true, false", "false, true"}, expect = Expect.ACCEPTABLE, desc = "One side settled the batch.")
-@Outcome(id = "true, true", expect = Expect.FORBIDDEN, desc = "Both settled it: counted twice.")
-@Outcome(id = "false, false", expect = Expect.FORBIDDEN, desc = "Neither settled it: futures left pending.")
+@Outcome(id = "1, 0, written", expect = Expect.ACCEPTABLE, desc = "The stage settled the batch first.")
+@Outcome(id = "0, 1, abandoned", expect = Expect.ACCEPTABLE, desc = "The close failed it first.")
+@Outcome(expect = Expect.FORBIDDEN, desc = "Settled twice, never, or counted against its outcome.")
 @State
 public class SettleAbandonStress {
-  private final PendingBatch<Object, Object> batch = new PendingBatch<>(1, 1);
+  private final CompletableFuture<Void> stage = new CompletableFuture<>();
+  private final ConsumerCounters counters = new ConsumerCounters();
+  private final AsyncBatchWriter<Object, Object> writer;
+  private final CompletableFuture<Object> item = new CompletableFuture<>();
 
   public SettleAbandonStress() {
-    batch.state.set(PendingBatch.IN_FLIGHT);
+    HandOver handOver = new HandOver();
+    BatchCompleter completer = new BatchCompleter("stress", counters, new GuardedStatsRecorders("stress"));
+    writer = new AsyncBatchWriter<>("stress", 4, batch -> stage.thenRun(() -> batch.completeRemaining("written")),
+        1, 1, Ticker.system(), handOver, completer, new FlushWaiters(), () -> { });
+    PendingBatch<Object, Object> batch = new PendingBatch<>(1, 4);
+    batch.add("x", item, 0, 0);
+    writer.write(batch, 0);
   }
 
   @Actor
-  public void completion(ZZ_Result r) {
-    r.r1 = batch.state.compareAndSet(PendingBatch.IN_FLIGHT, PendingBatch.SETTLED);
+  public void completion() {
+    stage.complete(null);
   }
 
   @Actor
-  public void abandon(ZZ_Result r) {
-    r.r2 = batch.state.compareAndSet(PendingBatch.IN_FLIGHT, PendingBatch.SETTLED);
+  public void abandon(JJL_Result r) {
+    r.r2 = writer.failInFlight("close timed out");
+  }
+
+  @Arbiter
+  public void outcome(JJL_Result r) {
+    r.r1 = counters.batches();
+    r.r3 = item.isCompletedExceptionally() ? "abandoned" : String.valueOf(item.getNow(null));
   }
 }

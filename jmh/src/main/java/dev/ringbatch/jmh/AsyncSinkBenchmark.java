@@ -52,7 +52,7 @@ public class AsyncSinkBenchmark {
         .build(), batch -> {
           CompletableFuture<Void> response = new CompletableFuture<>();
           remote.schedule(() -> response.complete(null), 2, TimeUnit.MILLISECONDS);
-          return response;
+          return response.thenRun(() -> batch.completeRemaining(null));
         });
   }
 

@@ -46,6 +46,7 @@ class BatcherMetricsTest {
               batch.fail(i, new IllegalArgumentException("odd"));
             }
           }
+          batch.completeRemaining(null);
         });
     return batcher;
   }

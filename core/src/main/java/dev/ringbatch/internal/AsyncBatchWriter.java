@@ -1,0 +1,214 @@
+package dev.ringbatch.internal;
+
+import dev.ringbatch.AsyncBatchSink;
+import dev.ringbatch.BatcherClosedException;
+import dev.ringbatch.Ticker;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Hands batches to an {@link AsyncBatchSink} and keeps up to {@code maxInFlight} of them in flight while the
+ * consumer coalesces the next. Each dispatch gets a fresh {@link Ticket} whose {@code settled} flag decides, by
+ * CAS, the one party that completes the batch: the stage's first firing or an abandoning close. A second
+ * firing, or a firing after the close, finds the ticket settled and does nothing, however the pooled batch
+ * storage has been reused since.
+ *
+ * <p>On settling, the in-flight slot is given back before the futures complete, so a dependent action that
+ * submits (even {@code submitAndWait}) on the completing thread finds room for its batch; the storage goes
+ * back to the pool only after, and the pool grows if all are busy. Flush progress moves in ring order: a batch
+ * finishing early waits for the ones dispatched before it.
+ */
+final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
+  private final String name;
+  private final int ringSize;
+  private final AsyncBatchSink<T, R> sink;
+  private final int maxInFlight;
+  private final int initialCapacity;
+  private final Ticker ticker;
+  private final HandOver handOver;
+  private final BatchCompleter completer;
+  private final FlushWaiters flushWaiters;
+  private final Runnable wakeConsumer;
+
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final ConcurrentLinkedQueue<PendingBatch<T, R>> pool = new ConcurrentLinkedQueue<>();
+  /** Guarded by itself: dispatched tickets in ring order, and the finish of an idle run behind them. */
+  private final ArrayDeque<Ticket<T, R>> order = new ArrayDeque<>();
+  private long idleFinish = -1;
+
+  AsyncBatchWriter(String name, int ringSize, AsyncBatchSink<T, R> sink, int maxInFlight, int initialCapacity,
+      Ticker ticker, HandOver handOver, BatchCompleter completer, FlushWaiters flushWaiters, Runnable wakeConsumer) {
+    this.name = name;
+    this.ringSize = ringSize;
+    this.sink = sink;
+    this.maxInFlight = maxInFlight;
+    this.initialCapacity = initialCapacity;
+    this.ticker = ticker;
+    this.handOver = handOver;
+    this.completer = completer;
+    this.flushWaiters = flushWaiters;
+    this.wakeConsumer = wakeConsumer;
+  }
+
+  /** One dispatch of a batch; never reused. {@code done} is guarded by {@code order}. */
+  private static final class Ticket<T, R> {
+    final PendingBatch<T, R> batch;
+    final long lastSequence;
+    final long startNanos;
+    final AtomicBoolean settled = new AtomicBoolean();
+    boolean done;
+
+    Ticket(PendingBatch<T, R> batch, long lastSequence, long startNanos) {
+      this.batch = batch;
+      this.lastSequence = lastSequence;
+      this.startNanos = startNanos;
+    }
+  }
+
+  @Override
+  public boolean ready() {
+    return inFlight.get() < maxInFlight;
+  }
+
+  @Override
+  public PendingBatch<T, R> write(PendingBatch<T, R> batch, long lastSequence) {
+    while (inFlight.get() >= maxInFlight) { // back-pressure: the ring fills behind this batch
+      if (handOver.abandonRequested()) {
+        throw ConsumerStop.YIELD;
+      }
+      LockSupport.park(this); // a settling batch unparks the consumer
+      Thread.interrupted(); // stray interrupts must not turn this wait into a spin; only close stops it
+    }
+    PendingBatch<T, R> next = pool.poll();
+    if (next == null) {
+      next = new PendingBatch<>(initialCapacity, ringSize);
+    }
+    if (!handOver.callOut()) {
+      pool.add(next);
+      throw ConsumerStop.YIELD;
+    }
+    inFlight.incrementAndGet();
+    batch.state.set(PendingBatch.IN_SINK);
+    Ticket<T, R> ticket = new Ticket<>(batch, lastSequence, ticker.read());
+    synchronized (order) {
+      order.addLast(ticket); // from here on a close that takes over fails it through the ticket
+    }
+    BatchView<T, R> view = batch.open(name);
+    CompletionStage<?> stage;
+    try {
+      stage = sink.write(view);
+      if (stage == null) {
+        stage = CompletableFuture.failedFuture(
+            new NullPointerException("the async sink returned null instead of a CompletionStage"));
+      }
+    } catch (Throwable t) {
+      stage = CompletableFuture.failedFuture(t);
+    }
+    try {
+      stage.whenComplete((ignored, failure) -> settle(ticket, failure)); // may settle here, on this thread
+    } catch (Throwable t) { // a broken stage implementation: the batch must not stay in flight forever
+      settle(ticket, t);
+    }
+    if (!handOver.back()) {
+      throw ConsumerStop.TAKEN;
+    }
+    return next;
+  }
+
+  /** Completes a dispatched batch once; runs on whichever thread completed its stage. */
+  private void settle(Ticket<T, R> ticket, @Nullable Throwable failure) {
+    if (!ticket.settled.compareAndSet(false, true)) {
+      return; // a second firing, or the close failed it already
+    }
+    PendingBatch<T, R> batch = ticket.batch;
+    batch.state.set(PendingBatch.SETTLING);
+    batch.seal();
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+        ? failure.getCause() : failure;
+    long writeNanos = ticker.read() - ticket.startNanos;
+    inFlight.decrementAndGet(); // before the futures: their dependent actions may need the slot
+    wakeConsumer.run();
+    completer.complete(batch, cause, writeNanos);
+    finishInOrder(ticket);
+    pool.add(batch);
+    wakeConsumer.run(); // the consumer may wait for the drain at the close marker
+  }
+
+  private void finishInOrder(Ticket<T, R> ticket) {
+    long finished = -1;
+    synchronized (order) {
+      ticket.done = true;
+      while (!order.isEmpty() && order.peekFirst().done) {
+        finished = order.pollFirst().lastSequence;
+      }
+      if (order.isEmpty() && idleFinish > finished) {
+        finished = idleFinish;
+      }
+    }
+    if (finished >= 0) {
+      flushWaiters.advance(finished); // monotonic: a slower thread's smaller value cannot move it back
+    }
+  }
+
+  @Override
+  public void finishIdle(long sequence) {
+    synchronized (order) {
+      if (!order.isEmpty()) {
+        idleFinish = sequence; // finished once the batches before it settle
+        return;
+      }
+    }
+    flushWaiters.advance(sequence);
+  }
+
+  @Override
+  public void awaitSettled() {
+    while (true) {
+      synchronized (order) {
+        if (order.isEmpty()) {
+          return;
+        }
+      }
+      if (handOver.abandonRequested()) {
+        throw ConsumerStop.YIELD;
+      }
+      LockSupport.park(this);
+      Thread.interrupted(); // as above: only close stops this wait
+    }
+  }
+
+  @Override
+  public long failInFlight(String closeDescription) {
+    List<Ticket<T, R>> taken = new ArrayList<>();
+    synchronized (order) {
+      for (Ticket<T, R> ticket : order) {
+        if (ticket.settled.compareAndSet(false, true)) {
+          taken.add(ticket);
+        }
+      }
+    }
+    long count = 0;
+    BatcherClosedException cause = new BatcherClosedException(name, ringSize, true, true, closeDescription
+        + " while the item's batch was in flight in the async sink; it may or may not have been written");
+    for (Ticket<T, R> ticket : taken) { // outside the lock: dependent actions run here
+      PendingBatch<T, R> batch = ticket.batch;
+      batch.seal();
+      count += completer.abandon(batch, cause);
+    }
+    return count;
+  }
+
+  @Override
+  public String toString() {
+    return "AsyncBatchWriter{" + name + ", inFlight=" + inFlight.get() + '/' + maxInFlight + '}';
+  }
+}

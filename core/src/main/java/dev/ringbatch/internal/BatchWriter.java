@@ -1,0 +1,38 @@
+package dev.ringbatch.internal;
+
+/**
+ * How a batch reaches the sink: {@link SyncBatchWriter} (one call at a time, with retries) or
+ * {@link AsyncBatchWriter} (pipelined, settle-once tickets). Chosen once, when the batcher is built; the
+ * consumer does not know which it has. Methods without a note are called on the consumer thread, in
+ * {@link HandOver#OWNED} state; they enter and leave the {@code CALLING_OUT} state around user code themselves.
+ */
+interface BatchWriter<T, R> {
+
+  /** Whether a batch can be handed over now without waiting (an async writer may be at its in-flight limit). */
+  boolean ready();
+
+  /**
+   * Writes {@code batch}, whose last item came from ring slot {@code lastSequence}, and returns the batch to
+   * fill next (empty). May wait for an in-flight slot.
+   *
+   * @throws ConsumerStop if a close took over, or asked the consumer to give up its holdings
+   */
+  PendingBatch<T, R> write(PendingBatch<T, R> batch, long lastSequence);
+
+  /** Every item up to {@code sequence} that is not in flight has its outcome: moves flush progress. */
+  void finishIdle(long sequence);
+
+  /**
+   * At the close marker: waits until every batch handed to the sink has settled.
+   *
+   * @throws ConsumerStop if a close asked the consumer to give up
+   */
+  void awaitSettled();
+
+  /**
+   * After a take-over, on the closing thread: fails every batch still in the sink, settling each once.
+   *
+   * @return how many items it failed
+   */
+  long failInFlight(String closeDescription);
+}

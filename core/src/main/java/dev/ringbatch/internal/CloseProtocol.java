@@ -1,0 +1,241 @@
+package dev.ringbatch.internal;
+
+import dev.ringbatch.BatcherClosedException;
+import dev.ringbatch.BatcherStats;
+import dev.ringbatch.CloseReport;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Closing a batcher, as a straight script: begin (refuse new items) → publish the close marker → wait for the
+ * consumer to write everything before it → if time ran out, take over ({@link HandOver}) → fail only what the
+ * consumer provably will not touch → report. Runs once, on the first closing thread; later and concurrent
+ * calls wait for that close's report up to their own timeout, and a call from the closing thread itself (a
+ * dependent action of a future this close failed) returns at once.
+ *
+ * <p>The closing thread's interrupt does not cut the drain short: {@code close(timeout)} waits the whole
+ * timeout for a healthy sink, and the interrupt flag is set again on return.
+ */
+final class CloseProtocol {
+  private static final System.Logger LOG = System.getLogger(CloseProtocol.class.getName());
+  /** How long a close that timed out waits for a consumer in its own code to hand over. */
+  private static final long HAND_OVER_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+  private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+
+  private final String name;
+  private final int ringSize;
+  private final PublishGate gate;
+  private final CoalescingConsumer<?, ?> consumer;
+  private final Thread consumerThread;
+  private final HandOver handOver;
+  private final FlushWaiters flushWaiters;
+  private final GuardedStatsRecorders recorders;
+  /** False for a shard: its sharded batcher tells the shared recorders once, when every shard is closed. */
+  private final boolean reportsClose;
+  private final Supplier<BatcherStats> stats;
+
+  private final AtomicReference<@Nullable CompletableFuture<CloseReport>> first = new AtomicReference<>();
+  private volatile @Nullable Thread closingThread;
+  private volatile long startNanos;
+  private volatile long abandoned;
+  private volatile @Nullable CloseReport report;
+  private volatile @Nullable Throwable abandonment;
+  /** Closing thread only: whether it was interrupted before or during the close. */
+  private boolean interrupted;
+
+  CloseProtocol(String name, int ringSize, PublishGate gate, CoalescingConsumer<?, ?> consumer, Thread consumerThread,
+      HandOver handOver, FlushWaiters flushWaiters, GuardedStatsRecorders recorders, boolean reportsClose,
+      Supplier<BatcherStats> stats) {
+    this.name = name;
+    this.ringSize = ringSize;
+    this.gate = gate;
+    this.consumer = consumer;
+    this.consumerThread = consumerThread;
+    this.handOver = handOver;
+    this.flushWaiters = flushWaiters;
+    this.recorders = recorders;
+    this.reportsClose = reportsClose;
+    this.stats = stats;
+  }
+
+  @Nullable CloseReport report() {
+    return report;
+  }
+
+  long abandoned() {
+    return abandoned;
+  }
+
+  /** The failure flushes get after a close that abandoned items; null otherwise. */
+  @Nullable Throwable abandonment() {
+    return abandonment;
+  }
+
+  CloseReport close(Duration timeout) {
+    CompletableFuture<CloseReport> mine = new CompletableFuture<>();
+    CompletableFuture<CloseReport> earlier = first.compareAndExchange(null, mine);
+    if (earlier != null) {
+      if (closingThread == Thread.currentThread()) {
+        return provisional(); // called back from a future this close is failing: do not wait for ourselves
+      }
+      return awaitEarlier(earlier, timeout);
+    }
+    startNanos = System.nanoTime();
+    closingThread = Thread.currentThread();
+    interrupted = Thread.interrupted();
+    try {
+      CloseReport done = shutDown(timeout);
+      mine.complete(done);
+      return done;
+    } catch (RuntimeException | Error e) {
+      mine.completeExceptionally(e);
+      throw e;
+    } finally {
+      closingThread = null;
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private CloseReport shutDown(Duration timeout) {
+    long start = startNanos;
+    long timeoutNanos = Checks.saturatedNanos(timeout);
+    long deadline = timeoutNanos > Long.MAX_VALUE - start ? Long.MAX_VALUE : start + timeoutNanos;
+    gate.beginClose();
+    boolean drained = publishCloseMarker(deadline) && awaitConsumer(deadline) && consumer.drained();
+    long abandonedItems = 0;
+    if (!drained) {
+      String description = "close timed out after " + timeout.toMillis() + " ms";
+      consumer.requestAbandon(description, consumerThread);
+      int outcome = takeOver(System.nanoTime() + HAND_OVER_GRACE_NANOS);
+      if (outcome == HandOver.STOPPED) {
+        drained = awaitConsumer(System.nanoTime() + HAND_OVER_GRACE_NANOS) && consumer.drained();
+      } else if (outcome == HandOver.TAKEN) {
+        abandonedItems = consumer.failHoldings();
+        if (consumerThread.isAlive() && !consumer.terminated().isDone()) {
+          consumerThread.interrupt(); // a sink blocked in interruptible I/O may give up
+        }
+      } else {
+        SafeLog.log(LOG, Level.ERROR, "batcher '" + name + "': the consumer did not hand over within "
+            + TimeUnit.NANOSECONDS.toMillis(HAND_OVER_GRACE_NANOS) + " ms of the timeout; it fails what it"
+            + " holds itself when it gets to run", null);
+      }
+    }
+    gate.closed();
+    abandoned = abandonedItems;
+    Throwable failure = abandonedItems == 0 ? null : new BatcherClosedException(name, ringSize, true,
+        "close timed out after " + timeout.toMillis() + " ms and abandoned " + abandonedItems + " item(s)");
+    abandonment = failure;
+    if (abandonedItems > 0) {
+      recorders.recordAbandoned(abandonedItems);
+    }
+    CloseReport done = new CloseReport(drained, abandonedItems, Duration.ofNanos(System.nanoTime() - start),
+        stats.get());
+    report = done;
+    flushWaiters.completeAll(failure);
+    if (reportsClose) {
+      recorders.recordClosed(done);
+    }
+    if (!drained) {
+      SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "' closed without draining: " + done, null);
+    }
+    return done;
+  }
+
+  /** Publishes the close marker, waiting for room until {@code deadline}. */
+  private boolean publishCloseMarker(long deadline) {
+    for (int round = 0; ; round++) {
+      if (gate.tryPublishCloseMarker()) {
+        return true;
+      }
+      long remaining = deadline - System.nanoTime();
+      if (remaining <= 0) {
+        return false;
+      }
+      PublishGate.backOff(round, remaining);
+      absorbInterrupt();
+    }
+  }
+
+  /** Waits until the consumer thread has ended or {@code deadline} passed; true if it ended. */
+  private boolean awaitConsumer(long deadline) {
+    while (true) {
+      long remaining = deadline - System.nanoTime();
+      if (remaining <= 0) {
+        return consumer.terminated().isDone();
+      }
+      try {
+        consumer.terminated().get(remaining, TimeUnit.NANOSECONDS);
+        return true;
+      } catch (InterruptedException e) {
+        interrupted = true; // restored on return; the drain goes on
+      } catch (TimeoutException tooLate) {
+        return false;
+      } catch (ExecutionException impossible) {
+        throw new IllegalStateException("consumer termination failed", impossible.getCause());
+      }
+    }
+  }
+
+  private int takeOver(long deadline) {
+    while (true) {
+      int outcome = handOver.state();
+      if (outcome == HandOver.CALLING_OUT && handOver.tryTakeOver()) {
+        return HandOver.TAKEN;
+      }
+      if (outcome == HandOver.TAKEN || outcome == HandOver.STOPPED || outcome == HandOver.ORPHANED) {
+        return outcome;
+      }
+      if (outcome == HandOver.OWNED && deadline - System.nanoTime() <= 0 && handOver.orphan()) {
+        return HandOver.ORPHANED;
+      }
+      consumer.wake(consumerThread); // in its own code, microseconds from a checkpoint
+      LockSupport.parkNanos(this, POLL_NANOS);
+      absorbInterrupt();
+    }
+  }
+
+  private void absorbInterrupt() {
+    if (Thread.interrupted()) {
+      interrupted = true;
+    }
+  }
+
+  private CloseReport awaitEarlier(CompletableFuture<CloseReport> earlier, Duration timeout) {
+    boolean wasInterrupted = false;
+    long deadline = System.nanoTime() + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 2);
+    try {
+      while (true) {
+        try {
+          return earlier.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          wasInterrupted = true;
+        } catch (TimeoutException stillClosing) {
+          return provisional();
+        } catch (ExecutionException failed) {
+          throw new IllegalStateException("the first close() of batcher '" + name + "' failed", failed.getCause());
+        }
+      }
+    } finally {
+      if (wasInterrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** What a close still under way can say: not drained yet, and what it abandoned so far. */
+  private CloseReport provisional() {
+    CloseReport done = report;
+    return done != null ? done
+        : new CloseReport(false, abandoned, Duration.ofNanos(System.nanoTime() - startNanos), stats.get());
+  }
+}

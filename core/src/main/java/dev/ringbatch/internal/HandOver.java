@@ -1,0 +1,96 @@
+package dev.ringbatch.internal;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Who owns the consumer's holdings (the unread ring slots and the batch being filled) when a close gives up
+ * waiting for the drain: the one protocol that lets an abandoning close fail only what the consumer provably
+ * will not touch.
+ *
+ * <pre>
+ *            callOut()                    takeOver() by close
+ *   OWNED  ----------->  CALLING_OUT  --------------------------->  TAKEN
+ *     ^  <-----------                    (consumer stuck in user code)
+ *     |      back()
+ *     +-- yieldToClose() by the consumer, once close asked: -----------> TAKEN
+ *     +-- orphan() by close, if the consumer does not hand over in time: ---------> ORPHANED (consumer cleans up)
+ *     +-- stopped() by the consumer after the close marker: -----------> STOPPED
+ * </pre>
+ *
+ * <p>{@code OWNED}: the consumer runs its own code (no user code, no blocking call but its waits, each of which
+ * watches {@link #abandonRequested()}); it alone touches its holdings. {@code CALLING_OUT}: the consumer is in
+ * user code (the sink, a retry predicate, a stats recorder, futures' dependent actions, a log handler); every
+ * item it took from the ring is then in a batch whose settle state ({@link PendingBatch#state}) decides who
+ * completes it, and it touches nothing else until {@link #back()} succeeds. Once {@code TAKEN}, the consumer
+ * touches nothing more and the close owns the unread slots and the batch being filled. Every transition is a
+ * CAS; jcstress {@code HandOverStress} checks that exactly one side ends up owning.
+ */
+final class HandOver {
+  static final int OWNED = 0;
+  static final int CALLING_OUT = 1;
+  static final int TAKEN = 2;
+  static final int ORPHANED = 3;
+  static final int STOPPED = 4;
+
+  private final AtomicInteger state = new AtomicInteger(OWNED);
+  private volatile boolean abandonRequested;
+
+  int state() {
+    return state.get();
+  }
+
+  // ---- consumer thread
+
+  /** Before user code: false if the consumer must not call out (close asked; it should yield instead). */
+  boolean callOut() {
+    return !abandonRequested && state.compareAndSet(OWNED, CALLING_OUT);
+  }
+
+  /** After user code: false if a close took over meanwhile; the consumer must then stop, touching nothing. */
+  boolean back() {
+    return state.compareAndSet(CALLING_OUT, OWNED);
+  }
+
+  /** Whether an abandoning close waits for the consumer to give up its holdings. */
+  boolean abandonRequested() {
+    return abandonRequested;
+  }
+
+  /**
+   * Gives the holdings to the waiting close. False if the close already gave up waiting ({@code ORPHANED}):
+   * the consumer must then fail its holdings itself.
+   */
+  boolean yieldToClose() {
+    return state.compareAndSet(OWNED, TAKEN);
+  }
+
+  /** The consumer wrote everything before the close marker and stops. */
+  void stopped() {
+    state.compareAndSet(OWNED, STOPPED);
+  }
+
+  // ---- closing thread
+
+  /** Asks the consumer to give up; the caller then wakes it and tries {@link #tryTakeOver}. */
+  void requestAbandon() {
+    abandonRequested = true;
+  }
+
+  /** Takes the holdings from a consumer in user code; false if it is no longer there. */
+  boolean tryTakeOver() {
+    return state.compareAndSet(CALLING_OUT, TAKEN);
+  }
+
+  /**
+   * Gives up waiting for a consumer in its own code that did not hand over in time: from now on it fails its
+   * holdings itself when it reaches a checkpoint. False if it moved meanwhile.
+   */
+  boolean orphan() {
+    return state.compareAndSet(OWNED, ORPHANED);
+  }
+
+  @Override
+  public String toString() {
+    return "HandOver{" + state.get() + (abandonRequested ? ", abandon requested" : "") + '}';
+  }
+}

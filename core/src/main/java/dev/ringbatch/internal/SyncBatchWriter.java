@@ -1,0 +1,205 @@
+package dev.ringbatch.internal;
+
+import dev.ringbatch.BatchSink;
+import dev.ringbatch.BatcherClosedException;
+import dev.ringbatch.RetryPolicy;
+import dev.ringbatch.Ticker;
+import java.lang.System.Logger.Level;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Writes each batch with one {@link BatchSink#write} call on the consumer thread, retrying a batch whose sink
+ * threw as the {@link RetryPolicy} says, then completes it. The whole of it (sink, retry policy, recorders,
+ * futures' dependent actions) runs in the {@link HandOver#CALLING_OUT} state. The batch's settle state moves
+ * {@code FILLING -> IN_SINK (-> BACKING_OFF -> IN_SINK)* -> SETTLING} by CAS, so that a close that takes over
+ * meanwhile and this writer never both complete it.
+ */
+final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
+  private static final System.Logger LOG = System.getLogger(SyncBatchWriter.class.getName());
+
+  private final String name;
+  private final int ringSize;
+  private final BatchSink<T, R> sink;
+  private final RetryPolicy retryPolicy;
+  private final Ticker ticker;
+  private final HandOver handOver;
+  private final BatchCompleter completer;
+  private final FlushWaiters flushWaiters;
+  /** The batch of the current or last write: what a close that took over may find inside the sink. */
+  private volatile @Nullable PendingBatch<T, R> current;
+
+  SyncBatchWriter(String name, int ringSize, BatchSink<T, R> sink, RetryPolicy retryPolicy, Ticker ticker, HandOver handOver,
+      BatchCompleter completer, FlushWaiters flushWaiters) {
+    this.name = name;
+    this.ringSize = ringSize;
+    this.sink = sink;
+    this.retryPolicy = retryPolicy;
+    this.ticker = ticker;
+    this.handOver = handOver;
+    this.completer = completer;
+    this.flushWaiters = flushWaiters;
+  }
+
+  @Override
+  public boolean ready() {
+    return true;
+  }
+
+  @Override
+  public PendingBatch<T, R> write(PendingBatch<T, R> batch, long lastSequence) {
+    if (!handOver.callOut()) {
+      throw ConsumerStop.YIELD;
+    }
+    current = batch;
+    if (!batch.state.compareAndSet(PendingBatch.FILLING, PendingBatch.IN_SINK)) {
+      throw new IllegalStateException("batch of batcher '" + name + "' was not filling: " + batch.state.get());
+    }
+    clearStrayInterrupt("before the sink call");
+    Throwable failure;
+    long writeNanos = 0;
+    long firstFailure = 0; // read only when a write fails: no clock read per batch on the normal path
+    for (int attempt = 1; ; attempt++) {
+      try {
+        BatchView<T, R> view = batch.open(name);
+        long start = ticker.read();
+        try {
+          sink.write(view);
+          failure = null;
+        } catch (Throwable t) {
+          failure = t;
+        }
+        writeNanos += ticker.read() - start;
+      } catch (Throwable ours) { // a throwing Ticker: nothing may leave the batch in the sink state
+        failure = ours;
+      }
+      if (failure == null) {
+        break;
+      }
+      if (attempt == 1) {
+        firstFailure = System.nanoTime();
+      }
+      long wait = retryWait(attempt + 1, failure, System.nanoTime() - firstFailure, batch.size());
+      if (wait < 0) {
+        break;
+      }
+      batch.lastAttemptFailure = failure;
+      if (!batch.state.compareAndSet(PendingBatch.IN_SINK, PendingBatch.BACKING_OFF)) {
+        throw ConsumerStop.TAKEN;
+      }
+      if (!backOff(wait)) {
+        throw ConsumerStop.TAKEN; // a close asks for the batch: it takes it over from this state
+      }
+      if (!batch.state.compareAndSet(PendingBatch.BACKING_OFF, PendingBatch.IN_SINK)) {
+        throw ConsumerStop.TAKEN;
+      }
+    }
+    int state = batch.state.get();
+    if (state == PendingBatch.SETTLING || !batch.state.compareAndSet(state, PendingBatch.SETTLING)) {
+      throw ConsumerStop.TAKEN; // the close failed it as "outcome unknown"
+    }
+    batch.seal();
+    completer.complete(batch, failure, writeNanos);
+    flushWaiters.advance(lastSequence);
+    if (!handOver.back()) {
+      throw ConsumerStop.TAKEN;
+    }
+    return batch;
+  }
+
+  /**
+   * The wait before attempt {@code attempt}, or -1 to give up. The policy is user code ({@code retryOn}): if
+   * it throws, the batch fails with the sink's exception, the policy's attached as suppressed.
+   */
+  private long retryWait(int attempt, Throwable failure, long elapsedNanos, int size) {
+    long wait;
+    try {
+      wait = retryPolicy.backoffNanos(attempt, failure, elapsedNanos);
+    } catch (Throwable policyFailure) {
+      attachSuppressed(failure, policyFailure);
+      SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': the retry policy threw while judging "
+          + SafeLog.describe(failure) + "; the batch of " + size + " fails without retry", policyFailure);
+      return -1;
+    }
+    if (wait >= 0) {
+      SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': a batch of " + size + " failed ("
+          + SafeLog.describe(failure) + "); attempt " + attempt + " of " + retryPolicy.maxAttempts() + " in "
+          + TimeUnit.NANOSECONDS.toMillis(wait) + " ms", null);
+      completer.recordRetry(attempt, failure);
+    }
+    return wait;
+  }
+
+  private static void attachSuppressed(Throwable failure, Throwable policyFailure) {
+    if (failure != policyFailure) {
+      try {
+        failure.addSuppressed(policyFailure);
+      } catch (Throwable t) {
+        // addSuppressed refuses only self-suppression and null, both excluded: nothing to report
+      }
+    }
+  }
+
+  /**
+   * Waits out a retry backoff. Only a close ends it early (false): a stray interrupt of the consumer thread
+   * is reported and ignored, as everywhere else in the consumer.
+   */
+  private boolean backOff(long waitNanos) {
+    long deadline = System.nanoTime() + waitNanos;
+    while (!handOver.abandonRequested()) {
+      long remaining = deadline - System.nanoTime();
+      if (remaining <= 0) {
+        return true;
+      }
+      LockSupport.parkNanos(this, remaining);
+      clearStrayInterrupt("during a retry backoff");
+    }
+    return false;
+  }
+
+  private void clearStrayInterrupt(String when) {
+    // Only a close that took over interrupts this thread, and then the consumer stops before the next sink
+    // call: any other interrupt is stray and must neither fail a batch nor cut a backoff short.
+    if (Thread.interrupted() && !handOver.abandonRequested()) {
+      SafeLog.log(LOG, Level.WARNING, "the consumer thread of batcher '" + name + "' was interrupted " + when
+          + "; interrupt cleared (use close() to stop a batcher)", null);
+    }
+  }
+
+  @Override
+  public void finishIdle(long sequence) {
+    flushWaiters.advance(sequence);
+  }
+
+  @Override
+  public void awaitSettled() {
+    // nothing is ever in flight between two calls
+  }
+
+  @Override
+  public long failInFlight(String closeDescription) {
+    PendingBatch<T, R> batch = current;
+    if (batch == null) {
+      return 0;
+    }
+    int state = batch.state.get();
+    if ((state != PendingBatch.IN_SINK && state != PendingBatch.BACKING_OFF)
+        || !batch.state.compareAndSet(state, PendingBatch.SETTLING)) {
+      return 0; // filling (failed with the holdings), or being completed by the consumer
+    }
+    batch.seal();
+    BatcherClosedException cause = state == PendingBatch.IN_SINK
+        ? new BatcherClosedException(name, ringSize, true, true, closeDescription
+            + " while the item's batch was inside the sink; it may or may not have been written")
+        : new BatcherClosedException(name, ringSize, true, false, closeDescription
+            + " while the item's batch waited to retry after it failed with "
+            + SafeLog.describe(batch.lastAttemptFailure) + "; not written");
+    return completer.abandon(batch, cause);
+  }
+
+  @Override
+  public String toString() {
+    return "SyncBatchWriter{" + name + '}';
+  }
+}
