@@ -207,10 +207,16 @@ public interface Batcher<T, R> extends AutoCloseable {
    *
    * <p>From the moment it begins, new items are refused with {@link BatcherClosedException} and producers
    * waiting for room stop waiting. If the drain does not finish in time (a slow or hung sink), every accepted
-   * item not yet written is abandoned: its future fails with {@link BatcherClosedException} saying so, and the
-   * consumer thread is interrupted. Returns within {@code timeout} plus a short grace for the hand-over.
-   * Idempotent: later calls return the first call's report (a concurrent call waits for it up to its own
-   * timeout).
+   * item not yet written is abandoned: its future fails with {@link BatcherClosedException}
+   * ({@link BatcherClosedException#isAbandoned()}); an item whose batch was inside the sink at that moment may
+   * or may not have been written, and its exception says so ({@link BatcherClosedException#isOutcomeUnknown()}).
+   * If the consumer thread was in the sink or in a future's dependent action, it is interrupted. Returns within
+   * {@code timeout} plus a short grace (200 ms at most) for the hand-over.
+   *
+   * <p>An interrupted calling thread does not cut the drain short: the close waits up to {@code timeout} as
+   * usual and returns with the interrupt flag set again. Idempotent: later calls return the first call's
+   * report (a concurrent call waits for it up to its own timeout; a call from a dependent action running on
+   * the closing thread returns a provisional report at once).
    *
    * @return what the close achieved
    * @throws IllegalArgumentException if {@code timeout} is negative

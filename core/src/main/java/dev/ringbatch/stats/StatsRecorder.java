@@ -15,12 +15,15 @@ import dev.ringbatch.RejectionReason;
 public interface StatsRecorder {
 
   /**
-   * Records one batch handed to the sink. Called on the consumer thread after the sink returned and the
-   * futures were completed.
+   * Records one batch the sink wrote or failed, before its futures complete (so a caller that sees its future
+   * done also sees its batch recorded). Called on the consumer thread for a {@link dev.ringbatch.BatchSink};
+   * for an {@link dev.ringbatch.AsyncBatchSink}, on the thread that completed the batch's stage (the consumer
+   * thread if it was complete when {@code write} returned). Not called for batches a close abandoned: those
+   * reach {@link #recordAbandoned}.
    *
    * @param size the number of items in the batch
    * @param weight the total weight of the items, 0 without a weigher
-   * @param writeNanos how long the sink took
+   * @param writeNanos how long the sink took, retries and their backoff included
    * @param failed how many of the items failed ({@code size} when the sink threw)
    */
   default void recordBatch(int size, long weight, long writeNanos, int failed) {}
@@ -49,8 +52,9 @@ public interface StatsRecorder {
   default void recordRetry(int attempt, Throwable cause) {}
 
   /**
-   * Records that the batcher finished closing; nothing is recorded after it. Called on the closing thread.
-   * A metrics binder removes its meters here.
+   * Records that the batcher finished closing. Called once, on the closing thread; for a sharded batcher,
+   * once, after every shard has closed. A metrics binder removes its meters here. A batch still being completed
+   * by a consumer that a timed-out close had to leave behind may be recorded after it.
    *
    * @param report what the close achieved
    */
