@@ -4,6 +4,7 @@ import static dev.ringbatch.internal.Checks.requireArgument;
 import static dev.ringbatch.internal.Checks.requireNonNegative;
 import static java.util.Objects.requireNonNull;
 
+import dev.ringbatch.internal.Checks;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Predicate;
@@ -102,11 +103,12 @@ public final class RetryPolicy {
     if (attempt > maxAttempts || failure instanceof VirtualMachineError || !retryOn.test(failure)) {
       return -1;
     }
-    double base = initialBackoff.toNanos() * Math.pow(multiplier, attempt - 2);
-    double capped = Math.min(base, maxBackoff.toNanos());
+    // Durations may be as long as BatcherConfig.NO_TIMEOUT: saturate instead of overflowing toNanos().
+    double base = Checks.saturatedNanos(initialBackoff) * Math.pow(multiplier, attempt - 2);
+    double capped = Math.min(base, Checks.saturatedNanos(maxBackoff));
     double spread = jitter == 0 ? 0 : capped * jitter * (2 * ThreadLocalRandom.current().nextDouble() - 1);
-    long wait = Math.max(0, (long) (capped + spread));
-    return elapsedNanos + wait > maxElapsed.toNanos() ? -1 : wait;
+    long wait = Math.max(0, (long) (capped + spread)); // a double past Long.MAX_VALUE casts to Long.MAX_VALUE
+    return wait > Checks.saturatedNanos(maxElapsed) - Math.max(0, elapsedNanos) ? -1 : wait;
   }
 
   @Override
