@@ -28,6 +28,8 @@ import org.jspecify.annotations.Nullable;
  * finishing early waits for the ones dispatched before it.
  */
 final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
+  private static final long COMPLETION_POLL_NANOS = 100_000;
+
   private final String name;
   private final int ringSize;
   private final AsyncBatchSink<T, R> sink;
@@ -40,6 +42,9 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private final Runnable wakeConsumer;
 
   private final AtomicInteger inFlight = new AtomicInteger();
+  /** Settles under way on any thread, and how deep this thread is in them (a dependent action may close). */
+  private final AtomicInteger completing = new AtomicInteger();
+  private final ThreadLocal<int[]> completingHere = ThreadLocal.withInitial(() -> new int[1]);
   private final ConcurrentLinkedQueue<PendingBatch<T, R>> pool = new ConcurrentLinkedQueue<>();
   /** Guarded by itself: dispatched tickets in ring order, and the finish of an idle run behind them. */
   private final ArrayDeque<Ticket<T, R>> order = new ArrayDeque<>();
@@ -129,18 +134,25 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     if (!ticket.settled.compareAndSet(false, true)) {
       return; // a second firing, or the close failed it already
     }
-    PendingBatch<T, R> batch = ticket.batch;
-    batch.state.set(PendingBatch.SETTLING);
-    batch.seal();
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-        ? failure.getCause() : failure;
-    long writeNanos = ticker.read() - ticket.startNanos;
-    inFlight.decrementAndGet(); // before the futures: their dependent actions may need the slot
-    wakeConsumer.run();
-    completer.complete(batch, cause, writeNanos);
-    finishInOrder(ticket);
-    pool.add(batch);
-    wakeConsumer.run(); // the consumer may wait for the drain at the close marker
+    completing.incrementAndGet();
+    int[] depth = completingHere.get();
+    depth[0]++;
+    try {
+      PendingBatch<T, R> batch = ticket.batch;
+      batch.state.set(PendingBatch.SETTLING);
+      batch.seal();
+      Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+          ? failure.getCause() : failure;
+      long writeNanos = ticker.read() - ticket.startNanos;
+      inFlight.decrementAndGet(); // before the futures: their dependent actions may need the slot
+      wakeConsumer.run(); // it may wait for the slot, or for every batch to settle at the close marker
+      completer.complete(batch, cause, writeNanos);
+      finishInOrder(ticket);
+      pool.add(batch);
+    } finally {
+      depth[0]--;
+      completing.decrementAndGet();
+    }
   }
 
   private void finishInOrder(Ticket<T, R> ticket) {
@@ -170,19 +182,46 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     flushWaiters.advance(sequence);
   }
 
+  /**
+   * Waits until every dispatched batch is settled (its outcome decided and counted). Not until its futures
+   * have completed: a dependent action on the completing thread may close the batcher, and must not wait for
+   * itself. The close waits for those completions separately ({@link #awaitCompletions}).
+   */
   @Override
   public void awaitSettled() {
     while (true) {
-      synchronized (order) {
-        if (order.isEmpty()) {
-          return;
-        }
+      if (allSettled()) {
+        return;
       }
       if (handOver.abandonRequested()) {
         throw ConsumerStop.YIELD;
       }
       LockSupport.park(this);
       Thread.interrupted(); // as above: only close stops this wait
+    }
+  }
+
+  private boolean allSettled() {
+    synchronized (order) {
+      for (Ticket<T, R> ticket : order) {
+        if (!ticket.settled.get()) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
+  @Override
+  public void awaitCompletions(long deadline) {
+    int own = completingHere.get()[0];
+    boolean interrupted = false;
+    while (completing.get() > own && deadline - System.nanoTime() > 0) {
+      LockSupport.parkNanos(this, COMPLETION_POLL_NANOS); // rare: only while a close meets slow callbacks
+      interrupted |= Thread.interrupted();
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -202,7 +241,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     for (Ticket<T, R> ticket : taken) { // outside the lock: dependent actions run here
       PendingBatch<T, R> batch = ticket.batch;
       batch.seal();
-      count += completer.abandon(batch, cause);
+      count += completer.abandon(batch, cause, true);
     }
     return count;
   }

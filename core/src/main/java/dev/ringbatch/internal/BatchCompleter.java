@@ -58,8 +58,12 @@ final class BatchCompleter {
     }
   }
 
-  /** Fails every item of a batch an abandoning close took; returns how many. The caller won the settle CAS. */
-  int abandon(PendingBatch<?, ?> batch, Throwable cause) {
+  /**
+   * Fails every item of a batch an abandoning close took; returns how many. The caller won the settle CAS.
+   * With {@code sinkMayRead}, the batch was inside the sink, which may still be running: its items stay in
+   * place (the batch is never reused after a take-over), so the sink does not see them vanish.
+   */
+  int abandon(PendingBatch<?, ?> batch, Throwable cause, boolean sinkMayRead) {
     int size = batch.size();
     for (int i = 0; i < size; i++) {
       CompletableFuture<Object> future = batch.future(i);
@@ -67,7 +71,9 @@ final class BatchCompleter {
         completeQuietly(future, null, cause);
       }
     }
-    batch.clear();
+    if (!sinkMayRead) {
+      batch.clear();
+    }
     return size;
   }
 
@@ -75,6 +81,14 @@ final class BatchCompleter {
   void abandon(@Nullable CompletableFuture<Object> future, Throwable cause) {
     if (future != null) {
       completeQuietly(future, null, cause);
+    }
+  }
+
+  /** Counts items abandoned by a close and tells the recorders: once per close or take-over, not per item. */
+  void countAbandoned(long items) {
+    if (items > 0) {
+      counters.recordAbandoned(items);
+      recorders.recordAbandoned(items);
     }
   }
 

@@ -30,6 +30,13 @@ interface BatchWriter<T, R> {
   void awaitSettled();
 
   /**
+   * On the closing thread, after the consumer stopped: waits until {@code deadline} (in
+   * {@link System#nanoTime()} terms) for other threads still completing the futures of settled batches, except
+   * the calling thread's own completion, if it is one.
+   */
+  void awaitCompletions(long deadline);
+
+  /**
    * After a take-over, on the closing thread: fails every batch still in the sink, settling each once.
    *
    * @return how many items it failed

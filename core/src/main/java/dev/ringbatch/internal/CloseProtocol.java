@@ -29,6 +29,8 @@ final class CloseProtocol {
   /** How long a close that timed out waits for a consumer in its own code to hand over. */
   private static final long HAND_OVER_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+  /** How often a close waiting for the drain checks that the consumer thread is still alive. */
+  private static final long THREAD_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
   private final String name;
   private final int ringSize;
@@ -113,14 +115,17 @@ final class CloseProtocol {
     gate.beginClose();
     boolean drained = publishCloseMarker(deadline) && awaitConsumer(deadline) && consumer.drained();
     long abandonedItems = 0;
-    if (!drained) {
+    Throwable failure = null;
+    if (drained) {
+      consumer.awaitCompletions(deadline); // async sinks: callbacks still running on completing threads
+    } else {
       String description = "close timed out after " + timeout.toMillis() + " ms";
       consumer.requestAbandon(description, consumerThread);
       int outcome = takeOver(System.nanoTime() + HAND_OVER_GRACE_NANOS);
       if (outcome == HandOver.STOPPED) {
         drained = awaitConsumer(System.nanoTime() + HAND_OVER_GRACE_NANOS) && consumer.drained();
       } else if (outcome == HandOver.TAKEN) {
-        abandonedItems = consumer.failHoldings();
+        abandonedItems = consumer.failHoldings(); // counted and recorded there
         if (consumerThread.isAlive() && !consumer.terminated().isDone()) {
           consumerThread.interrupt(); // a sink blocked in interruptible I/O may give up
         }
@@ -128,16 +133,17 @@ final class CloseProtocol {
         SafeLog.log(LOG, Level.ERROR, "batcher '" + name + "': the consumer did not hand over within "
             + TimeUnit.NANOSECONDS.toMillis(HAND_OVER_GRACE_NANOS) + " ms of the timeout; it fails what it"
             + " holds itself when it gets to run", null);
+        failure = new BatcherClosedException(name, ringSize, true, description + " before the consumer handed"
+            + " over; the items it holds fail when it does");
       }
     }
     gate.closed();
     abandoned = abandonedItems;
-    Throwable failure = abandonedItems == 0 ? null : new BatcherClosedException(name, ringSize, true,
-        "close timed out after " + timeout.toMillis() + " ms and abandoned " + abandonedItems + " item(s)");
-    abandonment = failure;
     if (abandonedItems > 0) {
-      recorders.recordAbandoned(abandonedItems);
+      failure = new BatcherClosedException(name, ringSize, true,
+          "close timed out after " + timeout.toMillis() + " ms and abandoned " + abandonedItems + " item(s)");
     }
+    abandonment = failure;
     CloseReport done = new CloseReport(drained, abandonedItems, Duration.ofNanos(System.nanoTime() - start),
         stats.get());
     report = done;
@@ -158,8 +164,8 @@ final class CloseProtocol {
         return true;
       }
       long remaining = deadline - System.nanoTime();
-      if (remaining <= 0) {
-        return false;
+      if (remaining <= 0 || consumerStopped()) {
+        return false; // a consumer that is gone will never make room
       }
       PublishGate.backOff(round, remaining);
       absorbInterrupt();
@@ -173,13 +179,18 @@ final class CloseProtocol {
       if (remaining <= 0) {
         return consumer.terminated().isDone();
       }
+      if (!consumerThread.isAlive()) {
+        return consumer.terminated().isDone(); // a thread that never ran the consumer ends nothing
+      }
       try {
-        consumer.terminated().get(remaining, TimeUnit.NANOSECONDS);
+        consumer.terminated().get(Math.min(remaining, THREAD_CHECK_NANOS), TimeUnit.NANOSECONDS);
+        // the run method returned: let the thread end too, so a caller sees no consumer thread left
+        consumerThread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
         return true;
       } catch (InterruptedException e) {
         interrupted = true; // restored on return; the drain goes on
-      } catch (TimeoutException tooLate) {
-        return false;
+      } catch (TimeoutException notYet) {
+        // look again whether the thread is alive
       } catch (ExecutionException impossible) {
         throw new IllegalStateException("consumer termination failed", impossible.getCause());
       }
@@ -195,6 +206,9 @@ final class CloseProtocol {
       if (outcome == HandOver.TAKEN || outcome == HandOver.STOPPED || outcome == HandOver.ORPHANED) {
         return outcome;
       }
+      if (outcome == HandOver.OWNED && consumerStopped() && handOver.takeFromStopped()) {
+        return HandOver.TAKEN; // its thread ended (a fatal error) or never ran: nobody else will fail them
+      }
       if (outcome == HandOver.OWNED && deadline - System.nanoTime() <= 0 && handOver.orphan()) {
         return HandOver.ORPHANED;
       }
@@ -202,6 +216,10 @@ final class CloseProtocol {
       LockSupport.parkNanos(this, POLL_NANOS);
       absorbInterrupt();
     }
+  }
+
+  private boolean consumerStopped() {
+    return consumer.terminated().isDone() || !consumerThread.isAlive();
   }
 
   private void absorbInterrupt() {

@@ -50,6 +50,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private final BatchCompleter completer;
   private final FlushWaiters flushWaiters;
   private final Ticker ticker;
+  private final Runnable refuseNewItems;
   private final CompletableFuture<Void> terminated = new CompletableFuture<>();
 
   /** Replaced by any thread through {@link #setLimits}; read once per run of available slots. */
@@ -66,7 +67,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   CoalescingConsumer(String name, RingBuffer<SubmissionSlot> ring, SequenceBarrier barrier, Sequence consumed,
       ConsumerWaitStrategy waitStrategy, BatchWriter<T, R> writer, HandOver handOver, BatchCompleter completer,
-      FlushWaiters flushWaiters, BatchLimits limits, Ticker ticker) {
+      FlushWaiters flushWaiters, BatchLimits limits, Ticker ticker, Runnable refuseNewItems) {
     this.name = name;
     this.ringSize = ring.getBufferSize();
     this.ring = ring;
@@ -79,6 +80,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     this.flushWaiters = flushWaiters;
     this.limits = limits;
     this.ticker = ticker;
+    this.refuseNewItems = refuseNewItems;
     this.batch = new PendingBatch<>(limits.maxBatchSize(), ringSize);
   }
 
@@ -92,9 +94,14 @@ final class CoalescingConsumer<T, R> implements Runnable {
         failHoldings(); // the close could not wait for us: its holdings are ours to fail
       }
     } catch (Throwable fatal) {
-      SafeLog.log(LOG, Level.ERROR, "the consumer of batcher '" + name + "' failed; failing what it holds", fatal);
-      closeDescription = "the consumer thread failed with " + SafeLog.describe(fatal);
-      failHoldings();
+      // Nothing will write from now on: refuse new items and fail what is held, rather than let callers wait.
+      refuseNewItems.run();
+      SafeLog.log(LOG, Level.ERROR, "the consumer of batcher '" + name + "' failed; failing what it holds"
+          + " and refusing new items until it is closed", fatal);
+      closeDescription = "the consumer thread failed with " + SafeLog.describe(fatal) + ";";
+      if (handOver.state() == HandOver.OWNED || handOver.state() == HandOver.CALLING_OUT && handOver.back()) {
+        failHoldings(); // a close later takes over from the stopped consumer and fails any latecomer
+      }
     } finally {
       terminated.complete(null);
     }
@@ -205,13 +212,11 @@ final class CoalescingConsumer<T, R> implements Runnable {
         if (!batch.isEmpty() && weight > l.maxBatchBytes() - batch.weight()) {
           write(sequence - 1); // the item would push the batch past its byte limit: it waits in its slot
         }
-        Object item = slot.item;
-        CompletableFuture<Object> future = slot.future;
-        slot.mark(SubmissionSlot.EMPTY);
         if (batch.isEmpty()) {
           batchStart = l.linger().isZero() ? 0 : ticker.read();
         }
-        batch.add(item, future, weight, sequence);
+        batch.add(slot.item, slot.future, weight, sequence); // added, then emptied: never in neither place
+        slot.mark(SubmissionSlot.EMPTY);
         lastTaken = sequence;
         if (batch.size() >= l.maxBatchSize() || batch.weight() >= l.maxBatchBytes()) {
           write(sequence);
@@ -285,6 +290,11 @@ final class CoalescingConsumer<T, R> implements Runnable {
     return terminated;
   }
 
+  /** Closing thread, after a drain: waits up to {@code deadline} for other threads completing futures. */
+  void awaitCompletions(long deadline) {
+    writer.awaitCompletions(deadline);
+  }
+
   /** Closing thread: asks the consumer to give up its holdings, with the message for its items. */
   void requestAbandon(String description, Thread consumerThread) {
     closeDescription = description;
@@ -312,10 +322,13 @@ final class CoalescingConsumer<T, R> implements Runnable {
     PendingBatch<T, R> own = batch;
     if (own.state.compareAndSet(PendingBatch.FILLING, PendingBatch.SETTLING)) {
       own.seal();
-      count += completer.abandon(own, abandoned(description + " before the item was written; item abandoned"));
+      count += completer.abandon(own, abandoned(description + " before the item was written; item abandoned"),
+          false);
     }
     count += writer.failInFlight(description);
-    return count + failUnread(abandoned(description + " before the item was written; item abandoned"));
+    count += failUnread(abandoned(description + " before the item was written; item abandoned"));
+    completer.countAbandoned(count);
+    return count;
   }
 
   private BatcherClosedException abandoned(String detail) {

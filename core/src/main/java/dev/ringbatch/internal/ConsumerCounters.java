@@ -11,6 +11,7 @@ final class ConsumerCounters {
   private volatile long batches;
   private volatile int lastBatchSize;
   private volatile int largestBatchSize;
+  private volatile long abandoned;
 
   synchronized void recordBatch(int size, int failedItems) {
     written += size - failedItems;
@@ -20,6 +21,15 @@ final class ConsumerCounters {
     if (size > largestBatchSize) {
       largestBatchSize = size;
     }
+  }
+
+  /** Items a close (or a consumer that had to fail its own holdings) abandoned. */
+  synchronized void recordAbandoned(long items) {
+    abandoned += items;
+  }
+
+  long abandoned() {
+    return abandoned;
   }
 
   long written() {

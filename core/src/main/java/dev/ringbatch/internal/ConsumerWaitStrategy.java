@@ -122,8 +122,8 @@ final class ConsumerWaitStrategy implements WaitStrategy {
     if (Thread.interrupted()) {
       // park() returns at once while the flag is set: left set, the consumer would spin. Only close() stops
       // the consumer (through the barrier's alert), so the interrupt is reported and cleared.
-      LOG.log(System.Logger.Level.WARNING, "the consumer thread " + Thread.currentThread().getName()
-          + " was interrupted while idle; interrupt cleared (use close() to stop a batcher)");
+      SafeLog.log(LOG, System.Logger.Level.WARNING, "the consumer thread " + Thread.currentThread().getName()
+          + " was interrupted while idle; interrupt cleared (use close() to stop a batcher)", null);
     }
   }
 

@@ -18,6 +18,7 @@ import dev.ringbatch.BatcherFullException;
 import dev.ringbatch.BatcherStats;
 import dev.ringbatch.CloseReport;
 import dev.ringbatch.RejectionReason;
+import dev.ringbatch.Ticker;
 import dev.ringbatch.Weigher;
 import dev.ringbatch.stats.StatsRecorder;
 import java.time.Duration;
@@ -58,7 +59,8 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.ringSize = config.ringSize();
     this.weigher = weigher;
     this.recorders = new GuardedStatsRecorders(name);
-    this.waitStrategy = new ConsumerWaitStrategy(config.waitMode(), config.ticker());
+    Ticker ticker = new GuardedTicker(name, config.ticker());
+    this.waitStrategy = new ConsumerWaitStrategy(config.waitMode(), ticker);
     this.ring = RingBuffer.createMultiProducer(SubmissionSlot::new, ringSize, waitStrategy);
     Sequence consumed = new Sequence(-1);
     ring.addGatingSequences(consumed);
@@ -68,12 +70,12 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     BatchCompleter completer = new BatchCompleter(name, counters, recorders);
     BatchLimits limits = config.limits();
     BatchWriter<T, R> writer = asyncSink == null
-        ? new SyncBatchWriter<>(name, ringSize, requireNonNull(sink, "sink"), config.retryPolicy(), config.ticker(),
+        ? new SyncBatchWriter<>(name, ringSize, requireNonNull(sink, "sink"), config.retryPolicy(), ticker,
             handOver, completer, flushWaiters)
         : new AsyncBatchWriter<>(name, ringSize, asyncSink, config.maxInFlightBatches(), limits.maxBatchSize(),
-            config.ticker(), handOver, completer, flushWaiters, waitStrategy::wake);
+            ticker, handOver, completer, flushWaiters, waitStrategy::wake);
     this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
-        completer, flushWaiters, limits, config.ticker());
+        completer, flushWaiters, limits, ticker, gate::beginClose);
     ThreadFactory factory = config.threadFactory();
     Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");
@@ -228,7 +230,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     long accepted = gate.accepted();
     return new BatcherStats(accepted, gate.rejected(RejectionReason.FULL), gate.rejected(RejectionReason.TIMEOUT),
         gate.rejected(RejectionReason.INTERRUPTED), gate.rejected(RejectionReason.CLOSED),
-        counters.written(), counters.failed(), closing.abandoned(), counters.batches(),
+        counters.written(), counters.failed(), counters.abandoned(), counters.batches(),
         counters.lastBatchSize(), counters.largestBatchSize(), ringSize, ring.remainingCapacity());
   }
 

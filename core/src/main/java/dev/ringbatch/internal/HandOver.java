@@ -81,6 +81,11 @@ final class HandOver {
     return state.compareAndSet(CALLING_OUT, TAKEN);
   }
 
+  /** Takes the holdings of a consumer that is provably not running (its thread ended, or never ran). */
+  boolean takeFromStopped() {
+    return state.compareAndSet(OWNED, TAKEN);
+  }
+
   /**
    * Gives up waiting for a consumer in its own code that did not hand over in time: from now on it fails its
    * holdings itself when it reaches a checkpoint. False if it moved meanwhile.

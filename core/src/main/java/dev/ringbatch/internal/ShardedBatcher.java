@@ -36,6 +36,8 @@ import org.jspecify.annotations.Nullable;
  * another, full shard is refused at once instead of blocking, so shards cannot deadlock each other.
  */
 public final class ShardedBatcher<T, R> implements Batcher<T, R> {
+  /** Past the timeout, how long a sharded close waits for its shards' closes (each has its own 200 ms grace). */
+  private static final long SHARD_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
   private final String name;
   private final BatcherConfig config;
   private final List<DisruptorBatcher<T, R>> shards;
@@ -265,15 +267,21 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     boolean drained = true;
     long abandoned = 0;
     boolean interrupted = Thread.interrupted(); // as a single batcher: the drain is not cut short
+    // Each shard's close returns within the timeout plus its grace, unless a dependent action it runs blocks:
+    // the wait is bounded all the same.
+    long deadline = start + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 4) + SHARD_GRACE_NANOS;
     for (CompletableFuture<CloseReport> report : reports) {
       while (true) {
         try {
-          CloseReport r = report.get(); // each shard's close returns within the timeout plus its grace
+          CloseReport r = report.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
           drained &= r.drained();
           abandoned += r.abandoned();
           break;
         } catch (InterruptedException e) {
           interrupted = true;
+        } catch (TimeoutException stuck) {
+          drained = false;
+          break;
         } catch (ExecutionException e) {
           throw new IllegalStateException("closing a shard of batcher '" + name + "' failed", e.getCause());
         }

@@ -178,6 +178,11 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   }
 
   @Override
+  public void awaitCompletions(long deadline) {
+    // completions run on the consumer thread, which has stopped
+  }
+
+  @Override
   public long failInFlight(String closeDescription) {
     PendingBatch<T, R> batch = current;
     if (batch == null) {
@@ -195,7 +200,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
         : new BatcherClosedException(name, ringSize, true, false, closeDescription
             + " while the item's batch waited to retry after it failed with "
             + SafeLog.describe(batch.lastAttemptFailure) + "; not written");
-    return completer.abandon(batch, cause);
+    return completer.abandon(batch, cause, true);
   }
 
   @Override
