@@ -1,7 +1,5 @@
 package dev.ringbatch;
 
-import static java.util.Objects.requireNonNull;
-
 import java.util.List;
 
 /**
@@ -43,11 +41,7 @@ public interface BatchSink<T, R> {
    * }</pre>
    */
   static <T> BatchSink<T, Void> noResult(ItemsWriter<T> writer) {
-    requireNonNull(writer, "writer");
-    return batch -> {
-      writer.write(batch.items());
-      batch.completeRemaining(null);
-    };
+    return dev.ringbatch.internal.ListSink.noResult(writer);
   }
 
   /**
@@ -56,21 +50,7 @@ public interface BatchSink<T, R> {
    * @throws NullPointerException if {@code writer} is null
    */
   static <T, R> BatchSink<T, R> withResults(ResultsWriter<T, R> writer) {
-    requireNonNull(writer, "writer");
-    return batch -> {
-      List<R> results = writer.write(batch.items());
-      if (results == null) {
-        throw new IllegalStateException("sink returned null instead of a list of "
-            + batch.size() + " results");
-      }
-      if (results.size() != batch.size()) {
-        throw new IllegalStateException("sink returned " + results.size()
-            + " results for a batch of " + batch.size() + " items");
-      }
-      for (int i = 0; i < results.size(); i++) {
-        batch.complete(i, results.get(i));
-      }
-    };
+    return dev.ringbatch.internal.ListSink.withResults(writer);
   }
 
   /**

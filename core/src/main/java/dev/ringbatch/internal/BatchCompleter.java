@@ -29,17 +29,17 @@ final class BatchCompleter {
    */
   void complete(PendingBatch<?, ?> batch, @Nullable Throwable failure, long writeNanos) {
     int size = batch.size();
-    int failed = failure != null ? size : failedCount(batch);
+    int failed = failure != null ? size : batch.failedCount();
     counters.recordBatch(size, failed);
     recorders.recordBatch(size, batch.weight(), writeNanos, failed);
     int lostFireAndForget = 0;
     Throwable lostCause = null;
     for (int i = 0; i < size; i++) {
       CompletableFuture<Object> future = batch.future(i);
-      byte state = batch.outcomeState(i);
+      byte state = batch.settledState(i);
       if (failure == null && state == PendingBatch.SUCCEEDED) {
         if (future != null) {
-          completeQuietly(future, batch.outcome(i), null);
+          completeQuietly(future, batch.settledResult(i), null);
         }
         continue;
       }
@@ -95,16 +95,6 @@ final class BatchCompleter {
   /** Tells the recorders a batch will be retried. */
   void recordRetry(int attempt, Throwable cause) {
     recorders.recordRetry(attempt, cause);
-  }
-
-  private static int failedCount(PendingBatch<?, ?> batch) {
-    int failed = 0;
-    for (int i = 0, size = batch.size(); i < size; i++) {
-      if (batch.outcomeState(i) != PendingBatch.SUCCEEDED) {
-        failed++;
-      }
-    }
-    return failed;
   }
 
   private IllegalStateException noOutcome(int index, int size) {

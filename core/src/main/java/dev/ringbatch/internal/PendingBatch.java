@@ -47,8 +47,15 @@ final class PendingBatch<T, R> {
   /** Guarded by {@code this}: the generation of the view that may record, and whether it may. */
   private int generation;
   private boolean recording;
+  private final java.util.List<T> itemsList = new ItemsList();
   /** Whether a view was opened since the last clear: a retry must forget the failed attempt's outcomes. */
   private boolean opened;
+  /** Outcomes recorded one by one, and how many of them failed; guarded by {@code this}. */
+  private int recorded;
+  private int failedRecorded;
+  /** Set by {@code completeRemaining}: every item without an outcome succeeded with {@code remainingResult}. */
+  private boolean remainingSucceeded;
+  private @Nullable Object remainingResult;
   /** The last failure of a sync attempt, for the message of a close that abandons the batch while it backs off. */
   volatile @Nullable Throwable lastAttemptFailure;
 
@@ -124,6 +131,29 @@ final class PendingBatch<T, R> {
     return outcomes[index];
   }
 
+  /** The items as a read-only list, one instance reused for every batch: for sinks that never see a view. */
+  java.util.List<T> itemsList() {
+    return itemsList;
+  }
+
+  /**
+   * Records every outcome at once for a sink without a view ({@link ListSink}): all succeeded with
+   * {@code null} when {@code results} is null, else item {@code i} with {@code results.get(i)}. Consumer thread;
+   * nobody else can record into a batch whose sink has no view.
+   */
+  void recordAll(java.util.@Nullable List<?> results) {
+    if (results == null) {
+      remainingSucceeded = true;
+      remainingResult = null;
+      return;
+    }
+    for (int i = 0; i < size; i++) {
+      states[i] = SUCCEEDED;
+      outcomes[i] = results.get(i);
+    }
+    recorded = size;
+  }
+
   /**
    * Opens recording for a new attempt and returns the view the sink gets: earlier views, and any kept from
    * earlier batches, fail loudly from now on. Forgets outcomes of an earlier attempt.
@@ -132,8 +162,7 @@ final class PendingBatch<T, R> {
     generation++;
     recording = true;
     if (opened) {
-      Arrays.fill(outcomes, 0, size, null);
-      Arrays.fill(states, 0, size, NONE);
+      forgetOutcomes();
     }
     opened = true;
     return new BatchView<>(this, generation, batcherName);
@@ -156,6 +185,10 @@ final class PendingBatch<T, R> {
     }
     states[index] = outcomeState;
     outcomes[index] = outcome;
+    recorded++;
+    if (outcomeState == FAILED) {
+      failedRecorded++;
+    }
   }
 
   /** Records {@code result} for every item without an outcome, for the view of {@code viewGeneration}. */
@@ -163,12 +196,35 @@ final class PendingBatch<T, R> {
     if (viewGeneration != generation || !recording) {
       throw new IllegalStateException(NOT_WRITING);
     }
-    for (int i = 0; i < size; i++) {
-      if (states[i] == NONE) {
-        states[i] = SUCCEEDED;
-        outcomes[i] = result;
-      }
+    remainingSucceeded = true; // O(1): a sink that writes whole batches records nothing per item
+    remainingResult = result;
+  }
+
+  /** How many items fail: those recorded as failed, plus those left without an outcome unless the rest succeeded. */
+  int failedCount() {
+    return failedRecorded + (remainingSucceeded ? 0 : size - recorded);
+  }
+
+  /** The outcome state of an item once recording is sealed: an item left alone counts as completeRemaining says. */
+  byte settledState(int index) {
+    byte state = states[index];
+    return state == NONE && remainingSucceeded ? SUCCEEDED : state;
+  }
+
+  /** The result of an item whose {@link #settledState} is {@link #SUCCEEDED}. */
+  @Nullable Object settledResult(int index) {
+    return states[index] == NONE ? remainingResult : outcomes[index];
+  }
+
+  private void forgetOutcomes() {
+    if (recorded > 0) {
+      Arrays.fill(outcomes, 0, size, null);
+      Arrays.fill(states, 0, size, NONE);
     }
+    recorded = 0;
+    failedRecorded = 0;
+    remainingSucceeded = false;
+    remainingResult = null;
   }
 
   int checkIndex(int index) {
@@ -182,13 +238,26 @@ final class PendingBatch<T, R> {
   void clear() {
     Arrays.fill(items, 0, size, null);
     Arrays.fill(futures, 0, size, null);
-    Arrays.fill(outcomes, 0, size, null);
-    Arrays.fill(states, 0, size, NONE);
+    forgetOutcomes();
     size = 0;
     weight = 0;
     firstSequence = -1;
     lastAttemptFailure = null;
     opened = false;
     state.set(FILLING); // last: a close that CASes FILLING afterwards sees an empty batch
+  }
+
+  /** The reused read-only list of {@link #itemsList()}. */
+  private final class ItemsList extends java.util.AbstractList<T> implements java.util.RandomAccess {
+    @Override
+    @SuppressWarnings("unchecked")
+    public T get(int index) {
+      return (T) items[checkIndex(index)];
+    }
+
+    @Override
+    public int size() {
+      return size;
+    }
   }
 }

@@ -22,6 +22,8 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private final String name;
   private final int ringSize;
   private final BatchSink<T, R> sink;
+  /** The sink when it never sees a view (noResult, withResults): chosen once, written without a view. */
+  private final @Nullable ListSink<T, R> listSink;
   private final RetryPolicy retryPolicy;
   private final Ticker ticker;
   private final HandOver handOver;
@@ -35,6 +37,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     this.name = name;
     this.ringSize = ringSize;
     this.sink = sink;
+    this.listSink = sink instanceof ListSink<T, R> list ? list : null;
     this.retryPolicy = retryPolicy;
     this.ticker = ticker;
     this.handOver = handOver;
@@ -52,7 +55,9 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     if (!handOver.callOut()) {
       throw ConsumerStop.YIELD;
     }
-    current = batch;
+    if (current != batch) {
+      current = batch; // written once: see CoalescingConsumer.write on reference stores per batch
+    }
     if (!batch.state.compareAndSet(PendingBatch.FILLING, PendingBatch.IN_SINK)) {
       throw new IllegalStateException("batch of batcher '" + name + "' was not filling: " + batch.state.get());
     }
@@ -62,10 +67,13 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     long firstFailure = 0; // read only when a write fails: no clock read per batch on the normal path
     for (int attempt = 1; ; attempt++) {
       try {
-        BatchView<T, R> view = batch.open(name);
         long start = ticker.read();
         try {
-          sink.write(view);
+          if (listSink != null) {
+            batch.recordAll(listSink.writeItems(batch.itemsList())); // no view: nothing to open or leak
+          } else {
+            sink.write(batch.open(name));
+          }
           failure = null;
         } catch (Throwable t) {
           failure = t;
