@@ -96,6 +96,9 @@ class BadInputCatalogueTest {
         }), IllegalStateException.class, "item 0 of the batch already has an outcome"),
         new Case("sink uses the batch after write", BadInputCatalogueTest::useBatchAfterWrite,
             IllegalStateException.class, "the batch is no longer being written; record outcomes inside write()"),
+        new Case("sink records no outcome for an item", BadInputCatalogueTest::forgetOutcome,
+            IllegalStateException.class, "the sink of batcher 'orders' recorded no outcome for item 0 of a batch of"
+                + " 1; a sink must complete or fail every item (Batch.completeRemaining marks the rest written)"),
         new Case("async sink returns null", BadInputCatalogueTest::asyncNull, NullPointerException.class,
             "the async sink returned null instead of a CompletionStage"),
         new Case("submit after close", BadInputCatalogueTest::submitAfterClose, BatcherClosedException.class,
@@ -178,6 +181,17 @@ class BadInputCatalogueTest {
     try {
       b.submit("x").join();
       leaked.get().complete(0, null);
+    } finally {
+      b.close(Duration.ofSeconds(5));
+    }
+  }
+
+  private static void forgetOutcome() throws Throwable {
+    Batcher<String, Void> b = Batcher.of("orders", BatcherConfig.ofDefaults(), batch -> { });
+    try {
+      b.submit("x").join();
+    } catch (CompletionException e) {
+      throw e.getCause();
     } finally {
       b.close(Duration.ofSeconds(5));
     }
