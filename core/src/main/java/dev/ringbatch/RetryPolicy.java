@@ -18,8 +18,9 @@ import java.util.function.Predicate;
  * <p>Only a whole batch is retried, and only because the sink threw: items the sink failed one by one
  * ({@link Batch#fail}) are final. A retried sink must make its write all-or-nothing (one transaction, as
  * {@link dev.ringbatch.sink.JdbcBatchSink} does: it throws only when no row of the batch was committed), so
- * that a retry never writes an item twice. The consumer waits out the backoff itself: the ring fills and
- * producers meet the overflow policy.
+ * that a retry never writes an item twice. A sink that may have written part of a batch throws (or fails its
+ * items with) {@link OutcomeUnknownException}, which is never retried, whatever {@code retryOn} says. The
+ * consumer waits out the backoff itself: the ring fills and producers meet the overflow policy.
  *
  * <pre>{@code
  * RetryPolicy retry = RetryPolicy.builder()
@@ -100,7 +101,8 @@ public final class RetryPolicy {
    * end past {@link #maxElapsed()} ({@code elapsedNanos} since the first attempt failed).
    */
   public long backoffNanos(int attempt, Throwable failure, long elapsedNanos) {
-    if (attempt > maxAttempts || failure instanceof VirtualMachineError || !retryOn.test(failure)) {
+    if (attempt > maxAttempts || failure instanceof VirtualMachineError || OutcomeUnknownException.isIn(failure)
+        || !retryOn.test(failure)) {
       return -1;
     }
     // Durations may be as long as BatcherConfig.NO_TIMEOUT: saturate instead of overflowing toNanos().
@@ -170,7 +172,10 @@ public final class RetryPolicy {
       return this;
     }
 
-    /** Sets which failures to retry; {@link VirtualMachineError}s never are. */
+    /**
+   * Sets which failures to retry; {@link VirtualMachineError}s and {@link OutcomeUnknownException}s never are
+   * (the batch may be partly written: a retry could duplicate it).
+   */
     public Builder retryOn(Predicate<Throwable> retryOn) {
       this.retryOn = requireNonNull(retryOn, "retryOn");
       return this;
