@@ -9,11 +9,15 @@ import org.jspecify.annotations.Nullable;
  * target can say (look it up by a key before writing it again).
  *
  * <p>A {@link RetryPolicy} never retries a batch that failed with this exception (anywhere in its cause
- * chain): writing it again could duplicate what was written. Sinks whose writes are idempotent (such as
- * {@link dev.ringbatch.sink.JdbcBatchSink}'s {@code ON CONFLICT} mode) can retry safely and do not use it.
+ * chain): writing it again could duplicate what was written. The exception is the one case: a sink whose
+ * writes are idempotent (such as {@link dev.ringbatch.sink.JdbcBatchSink} built with
+ * {@code idempotent()}: {@code ON CONFLICT DO NOTHING}) says so with {@link #isSafeToRetry()}, and such a
+ * batch is retried as the policy says; callers still get this exception if the retries run out.
  */
 public class OutcomeUnknownException extends RuntimeException {
   private static final long serialVersionUID = 1L;
+
+  private final boolean safeToRetry;
 
   /**
    * Creates the exception.
@@ -22,13 +26,43 @@ public class OutcomeUnknownException extends RuntimeException {
    * @param cause the error that made the outcome unknown
    */
   public OutcomeUnknownException(String message, @Nullable Throwable cause) {
+    this(message, cause, false);
+  }
+
+  /**
+   * Creates the exception.
+   *
+   * @param message what happened, and what is unknown
+   * @param cause the error that made the outcome unknown
+   * @param safeToRetry whether writing the items again cannot duplicate them (the write is idempotent)
+   */
+  public OutcomeUnknownException(String message, @Nullable Throwable cause, boolean safeToRetry) {
     super(message, cause);
+    this.safeToRetry = safeToRetry;
+  }
+
+  /** Whether writing the items again cannot duplicate them: the sink's writes are idempotent. */
+  public boolean isSafeToRetry() {
+    return safeToRetry;
   }
 
   /** Whether {@code t} or any of its causes is an {@code OutcomeUnknownException}. */
   public static boolean isIn(@Nullable Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
       if (c instanceof OutcomeUnknownException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether {@code t} or any of its causes is an {@code OutcomeUnknownException} that is not
+   * {@linkplain #isSafeToRetry() safe to retry}: such a batch must not be written again.
+   */
+  public static boolean forbidsRetry(@Nullable Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof OutcomeUnknownException unknown && !unknown.safeToRetry) {
         return true;
       }
     }

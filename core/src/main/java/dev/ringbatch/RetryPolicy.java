@@ -101,7 +101,7 @@ public final class RetryPolicy {
    * end past {@link #maxElapsed()} ({@code elapsedNanos} since the first attempt failed).
    */
   public long backoffNanos(int attempt, Throwable failure, long elapsedNanos) {
-    if (attempt > maxAttempts || failure instanceof VirtualMachineError || OutcomeUnknownException.isIn(failure)
+    if (attempt > maxAttempts || failure instanceof VirtualMachineError || OutcomeUnknownException.forbidsRetry(failure)
         || !retryOn.test(failure)) {
       return -1;
     }
@@ -174,7 +174,8 @@ public final class RetryPolicy {
 
     /**
    * Sets which failures to retry; {@link VirtualMachineError}s and {@link OutcomeUnknownException}s never are
-   * (the batch may be partly written: a retry could duplicate it).
+   * (the batch may be partly written: a retry could duplicate it), unless the sink says its writes are
+   * idempotent ({@link OutcomeUnknownException#isSafeToRetry()}).
    */
     public Builder retryOn(Predicate<Throwable> retryOn) {
       this.retryOn = requireNonNull(retryOn, "retryOn");

@@ -4,8 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import dev.ringbatch.Batch;
 import dev.ringbatch.BatchSink;
+import dev.ringbatch.OutcomeUnknownException;
 import dev.ringbatch.internal.Checks;
-import java.lang.System.Logger.Level;
 import java.sql.Array;
 import java.sql.BatchUpdateException;
 import java.sql.Connection;
@@ -21,55 +21,71 @@ import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Writes each batch to a database in one transaction, giving every item its own outcome.
+ * Writes each batch to a database, giving every item its own outcome, and never tells a caller "written" for
+ * a row that is not committed, nor "failed" for a row that is.
  *
  * <p>Two ways to send a batch:
  * <ul>
- *   <li>{@link #of rows}: {@code addBatch()} per item and one {@code executeBatch()}; each item's result is
- *       its JDBC update count. Works with any driver. With PostgreSQL, add {@code reWriteBatchedInserts=true}
- *       to the JDBC URL so that pgjdbc sends multi-row {@code INSERT}s (results are then
- *       {@link Statement#SUCCESS_NO_INFO}).</li>
+ *   <li>{@link #of rows}: {@code addBatch()} per item and one {@code executeBatch()} in one explicit
+ *       transaction; each item's result is its JDBC update count. Works with any driver. With PostgreSQL, add
+ *       {@code reWriteBatchedInserts=true} to the JDBC URL so that pgjdbc sends multi-row {@code INSERT}s
+ *       (results are then {@link Statement#SUCCESS_NO_INFO}).</li>
  *   <li>{@link #unnest arrays}: one statement per batch whose parameters are whole columns bound as SQL
  *       arrays, for example {@code INSERT INTO t (id, name) SELECT * FROM unnest(?::bigint[], ?::text[])} on
- *       PostgreSQL. One round trip and one plan however large the batch; each item's result is 1.</li>
+ *       PostgreSQL, run in autocommit (one statement is atomic on its own; no {@code COMMIT} round trip).</li>
  * </ul>
  *
- * <p>Rows mode runs each attempt in one explicit transaction; unnest mode runs its single statement in
- * autocommit, which is just as atomic and saves the {@code COMMIT} round trip.
+ * <h2>Connections</h2>
+ * A connection is borrowed from the {@link DataSource} for each batch (each attempt, with retries) and given
+ * back when the batch is written, so a pool's {@code maxLifetime}, validation and leak detection apply, and a
+ * connection the server closed while idle is replaced by the pool rather than failing the next batch. One
+ * batcher uses one connection at a time: size the pool for one per batcher (one per shard) on top of the
+ * application's own use.
  *
  * <h2>Failures</h2>
  * <ul>
- *   <li>A binder or column function that throws fails that item alone.</li>
- *   <li>A row the database refuses (a constraint violation) fails alone with the database's error; the
- *       transaction is rolled back and the other rows are written in a new one. The failing row is taken from
- *       the driver's {@link BatchUpdateException} when it names exactly one; otherwise the rows are split in
- *       halves until the failing ones are isolated (a few extra round trips per bad row).</li>
- *   <li>A lost connection (SQLState class {@code 08}, {@code 57P0x}, or a connection that no longer
- *       {@linkplain Connection#isValid validates}) is discarded, and the next attempt takes a fresh one from
- *       the {@link DataSource}. If no row of the batch was committed yet, {@code write} throws: the whole
- *       batch fails as one, and a batcher with a {@link dev.ringbatch.RetryPolicy} writes it again. Otherwise
- *       every row not yet committed fails with the error.</li>
- *   <li>If the commit itself fails, the rows of that transaction fail with its error: the database may or
- *       may not have committed them, as with any JDBC commit that throws.</li>
+ *   <li>A binder or column function that throws anything ({@link Error}s and undeclared checked exceptions
+ *       included) fails that item alone, with what it threw.</li>
+ *   <li>A row the database refuses (a constraint violation) fails alone with the database's error; the other
+ *       rows are written in a new transaction. The failing row is taken from the driver's
+ *       {@link BatchUpdateException} when it names exactly one; otherwise the rows are split in halves until
+ *       the failing ones are isolated (a few extra round trips per bad row).</li>
+ *   <li>A statement that cannot be prepared (a missing table; H2 and Derby check SQL then) fails every row
+ *       with the database's error.</li>
+ *   <li>A connection lost before anything of the batch was committed, or one that could not be had: the
+ *       rows are certainly not written, and {@code write} throws, so the whole batch fails as one and a
+ *       {@link dev.ringbatch.RetryPolicy} may write it again. Once some rows are committed, the rest fail one
+ *       by one with the error.</li>
+ *   <li><b>Outcome unknown.</b> A connection lost while the database was committing (the reply to
+ *       {@code COMMIT} in rows mode, or to the one autocommit statement in unnest mode, did not arrive):
+ *       those rows fail with {@link OutcomeUnknownException}. They may or may not be in the table; the
+ *       batcher does not retry them. A {@code COMMIT} the database answers with an error (a deferred
+ *       constraint) is a known rollback, handled as a refused row above.</li>
  * </ul>
- * An item whose future succeeded is committed; an item whose future failed was not (except for the
- * ambiguous failed commit above).
  *
- * <p>Not thread-safe: it is meant to be the sink of one batcher, called on its consumer thread, and holds one
- * connection between batches. {@link #close()} it after the batcher is closed.
+ * <h2>Idempotent writes</h2>
+ * Built with {@link #idempotent()}, the sink declares that its statement can run twice without writing a
+ * row twice: an {@code INSERT ... ON CONFLICT (key) DO NOTHING} on a key every item carries, or an upsert. A
+ * lost reply is then thrown for the whole batch (as long as nothing of it was committed) as an
+ * {@link OutcomeUnknownException} that is {@linkplain OutcomeUnknownException#isSafeToRetry() safe to retry},
+ * and a {@link dev.ringbatch.RetryPolicy} writes the batch again: retries are then exactly-once as far as the
+ * table can tell (a row the first attempt wrote is left alone by the second). The result of a row that
+ * already existed is its update count, 0. Without {@code idempotent()}, retries are exactly-once only for
+ * batches that certainly committed nothing, which is all this sink retries.
+ *
+ * <p>Not thread-safe: it is meant to be the sink of one batcher, called on its consumer thread.
  *
  * @param <T> the item type
  */
 public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoCloseable {
-  private static final System.Logger LOG = System.getLogger(JdbcBatchSink.class.getName());
-
   private final DataSource dataSource;
   private final String sql;
   private final @Nullable StatementBinder<? super T> binder;
   private final List<ArrayColumn<T>> columns;
+  private final boolean idempotent;
 
-  private @Nullable Connection connection;
-  private @Nullable PreparedStatement statement;
+  /** The connection of the batch being written, borrowed per batch. */
+  private final BatchConnection connection;
   private boolean[] settled = new boolean[0];
   private int[] executed = new int[0];
   private int executedCount;
@@ -77,18 +93,31 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   private boolean committedAny;
 
   private JdbcBatchSink(DataSource dataSource, String sql, @Nullable StatementBinder<? super T> binder,
-      List<ArrayColumn<T>> columns) {
+      List<ArrayColumn<T>> columns, boolean idempotent) {
     this.dataSource = requireNonNull(dataSource, "dataSource");
     this.sql = requireNonNull(sql, "sql");
     Checks.requireArgument(!sql.isBlank(), "sql must not be blank but was '%s'", sql);
     this.binder = binder;
     this.columns = List.copyOf(columns);
+    this.idempotent = idempotent;
+    // Rows mode: one transaction of many statements. Unnest mode: one statement per attempt, which
+    // autocommit makes atomic, saving the COMMIT round trip.
+    this.connection = new BatchConnection(dataSource, sql, binder == null);
+  }
+
+  /**
+   * Returns a sink that writes the same way and declares its statement idempotent (see the class comment):
+   * a lost reply becomes a retryable failure of the whole batch instead of an outcome-unknown failure of its
+   * rows. Only for statements that cannot write a row twice, such as {@code ON CONFLICT (key) DO NOTHING}.
+   */
+  public JdbcBatchSink<T> idempotent() {
+    return new JdbcBatchSink<>(dataSource, sql, binder, columns, true);
   }
 
   /**
    * Returns a sink that sends each item as one row of a JDBC batch.
    *
-   * @param dataSource where connections come from (a pool is best; one connection is held between batches)
+   * @param dataSource where connections come from (a pool is best: one is borrowed per batch)
    * @param sql the statement, with parameters for one item
    * @param binder sets one item's parameters
    * @throws IllegalArgumentException if {@code sql} is blank
@@ -96,7 +125,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
    */
   public static <T> JdbcBatchSink<T> of(DataSource dataSource, String sql, StatementBinder<? super T> binder) {
     requireNonNull(binder, "binder");
-    return new JdbcBatchSink<>(dataSource, sql, binder, List.of());
+    return new JdbcBatchSink<>(dataSource, sql, binder, List.of(), false);
   }
 
   /**
@@ -140,16 +169,17 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
      */
     public JdbcBatchSink<T> build() {
       Checks.requireState(!columns.isEmpty(), "an unnest sink needs at least one column");
-      return new JdbcBatchSink<>(dataSource, sql, null, columns);
+      return new JdbcBatchSink<>(dataSource, sql, null, columns, false);
     }
   }
 
   private record ArrayColumn<T>(String sqlType, Function<? super T, ?> value) {}
 
   /**
-   * Writes the batch. Throws only when the connection was lost (or could not be had) before any row of the
-   * batch was committed: the whole batch then failed as one, and a {@link dev.ringbatch.RetryPolicy} can
-   * safely write it again on a fresh connection. Once some rows are committed, the rest fail one by one.
+   * Writes the batch on a connection borrowed for it. Throws only when nothing of the batch was committed:
+   * the connection was lost (or could not be had) before any commit, so the whole batch failed as one and a
+   * {@link dev.ringbatch.RetryPolicy} can write it again; or, for an {@link #idempotent()} sink, a reply was
+   * lost. Otherwise every row gets its own outcome.
    */
   @Override
   public void write(Batch<T, Integer> batch) throws SQLException {
@@ -164,40 +194,68 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     for (int i = 0; i < size; i++) {
       rows[i] = i;
     }
-    writeRows(batch, rows);
+    try {
+      writeRows(batch, rows);
+    } finally {
+      connection.release();
+    }
   }
 
   /** Writes {@code rows} (indices into the batch) in one transaction, isolating rows the database refuses. */
   private void writeRows(Batch<T, Integer> batch, int[] rows) throws SQLException {
     Connection c;
+    PreparedStatement ps;
     try {
-      c = connection();
+      c = connection.get();
     } catch (SQLException | RuntimeException e) {
-      failOrThrow(batch, rows, e);
+      failOrThrow(batch, rows, e); // nothing was sent on it: certainly not written
+      return;
+    }
+    try {
+      ps = connection.statement();
+    } catch (Throwable e) {
+      if (JdbcFailures.connectionLost(c, e)) {
+        connection.discard();
+        failOrThrow(batch, rows, e);
+      } else {
+        failUnsettled(batch, rows, e); // the statement itself is broken: every row would fail the same way
+      }
       return;
     }
     int[] counts;
     try {
-      counts = execute(c, batch, rows);
-      if (binder != null) {
-        c.commit(); // the unnest mode runs in autocommit: its one statement is atomic on its own
-      }
-    } catch (VirtualMachineError fatal) {
-      throw fatal;
+      counts = execute(c, ps, batch, rows);
     } catch (Throwable e) {
       // Not only SQLException: with assertions on, pgjdbc's executeBatch on a terminated backend throws
-      // AssertionError("pgStatement.getConnection().getAutoCommit() should not throw"). Whatever the driver
-      // throws, a dead connection must be discarded rather than kept for every later batch.
-      rollback(c, e);
-      if (connectionLost(c, e)) {
-        discardConnection();
-        failOrThrow(batch, rows, e);
+      // AssertionError. Whatever the driver throws, a dead connection must be discarded.
+      BatchConnection.rollback(c, e);
+      if (!JdbcFailures.connectionLost(c, e)) {
+        isolate(batch, rows, e);
       } else {
-        isolate(batch, e);
+        connection.discard();
+        if (binder == null) {
+          unknown(batch, rows, e, "the statement"); // autocommit: it may have committed on its own
+        } else {
+          failOrThrow(batch, rows, e); // the transaction never committed
+        }
       }
       return;
     }
-    committedAny = true;
+    if (binder != null && executedCount > 0) {
+      try {
+        c.commit();
+      } catch (Throwable e) {
+        if (JdbcFailures.connectionLost(c, e)) {
+          connection.discard();
+          unknown(batch, rows, e, "COMMIT");
+        } else {
+          BatchConnection.rollback(c, e); // the database answered: a known rollback (a deferred constraint, say)
+          isolate(batch, rows, e);
+        }
+        return;
+      }
+    }
+    committedAny |= executedCount > 0;
     for (int j = 0; j < executedCount; j++) {
       int row = executed[j];
       settled[row] = true;
@@ -205,8 +263,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     }
   }
 
-  /** The rows just executed failed together: fail the culprit and write the rest in new transactions. */
-  /** A lost connection: thrown (the whole batch, retryable) if nothing is committed yet, else row by row. */
+  /** A failure that left nothing of these rows committed: thrown (the whole batch) if nothing is, else per row. */
   private void failOrThrow(Batch<T, Integer> batch, int[] rows, Throwable e) throws SQLException {
     if (!committedAny) {
       if (e instanceof SQLException sql) {
@@ -217,15 +274,30 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     failUnsettled(batch, rows, e);
   }
 
-  private void isolate(Batch<T, Integer> batch, Throwable e) throws SQLException {
+  /** The reply to what commits these rows was lost: they may or may not be in the table. */
+  private void unknown(Batch<T, Integer> batch, int[] rows, Throwable e, String what) {
+    OutcomeUnknownException unknown = new OutcomeUnknownException("the connection was lost waiting for the reply"
+        + " to " + what + " (" + e + "): the database may or may not have written these rows", e, idempotent);
+    if (idempotent && !committedAny) {
+      throw unknown; // safe to write again: the whole batch fails as one, and a retry policy may retry it
+    }
+    failUnsettled(batch, rows, unknown);
+  }
+
+  /** The rows just executed failed together: fail the culprit and write the rest in new transactions. */
+  private void isolate(Batch<T, Integer> batch, int[] rows, Throwable e) throws SQLException {
     int[] attempt = Arrays.copyOf(executed, executedCount);
-    if (attempt.length == 1) {
-      settle(batch, attempt[0], rowCause(e));
+    if (attempt.length == 0) {
+      failUnsettled(batch, rows, e); // nothing was executed, so nothing to split
       return;
     }
-    int culprit = culprit(e, attempt);
+    if (attempt.length == 1) {
+      settle(batch, attempt[0], JdbcFailures.rowCause(e));
+      return;
+    }
+    int culprit = binder == null ? -1 : JdbcFailures.culprit(e, attempt);
     if (culprit >= 0) {
-      settle(batch, attempt[culprit], rowCause(e));
+      settle(batch, attempt[culprit], JdbcFailures.rowCause(e));
       int[] rest = new int[attempt.length - 1];
       System.arraycopy(attempt, 0, rest, 0, culprit);
       System.arraycopy(attempt, culprit + 1, rest, culprit, rest.length - culprit);
@@ -237,38 +309,10 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     }
   }
 
-  /**
-   * Returns the position in {@code attempt} of the one row the driver blames, or -1 when the driver's
-   * report does not name exactly one. A driver that stops at the first failure reports the counts of the
-   * rows before it; one that goes on marks each failure {@link Statement#EXECUTE_FAILED}.
-   */
-  private int culprit(Throwable e, int[] attempt) {
-    if (binder == null || !(e instanceof BatchUpdateException bue)) {
-      return -1;
-    }
-    int[] counts = bue.getUpdateCounts();
-    if (counts == null) {
-      return -1;
-    }
-    if (counts.length < attempt.length) {
-      return counts.length;
-    }
-    int found = -1;
-    for (int i = 0; i < counts.length; i++) {
-      if (counts[i] == Statement.EXECUTE_FAILED) {
-        if (found >= 0) {
-          return -1;
-        }
-        found = i;
-      }
-    }
-    return found;
-  }
-
   /** Binds and executes the unsettled {@code rows}; fills {@code executed} with those that were sent. */
-  private int[] execute(Connection c, Batch<T, Integer> batch, int[] rows) throws SQLException {
+  private int[] execute(Connection c, PreparedStatement ps, Batch<T, Integer> batch, int[] rows)
+      throws SQLException {
     executedCount = 0;
-    PreparedStatement ps = statement(c);
     if (binder != null) {
       ps.clearBatch();
       for (int row : rows) {
@@ -279,7 +323,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
           binder.bind(ps, batch.item(row));
           ps.addBatch();
           executed[executedCount++] = row;
-        } catch (SQLException | RuntimeException e) {
+        } catch (Throwable e) { // user code: Errors and sneaky checked exceptions fail the item too
           settle(batch, row, e);
           ps.clearParameters();
         }
@@ -299,7 +343,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
           values[k][executedCount] = columns.get(k).value().apply(batch.item(row));
         }
         executed[executedCount++] = row;
-      } catch (RuntimeException e) {
+      } catch (Throwable e) { // user code: Errors and sneaky checked exceptions fail the item too
         settle(batch, row, e);
       }
     }
@@ -338,99 +382,20 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     }
   }
 
-  /** The most specific error for one row: pgjdbc puts the server's message in the next exception. */
-  private static Throwable rowCause(Throwable e) {
-    SQLException next = e instanceof SQLException sql ? sql.getNextException() : null;
-    return next != null ? next : e;
-  }
 
-  private static boolean connectionLost(Connection c, Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      for (SQLException s = t instanceof SQLException sql ? sql : null; s != null; s = s.getNextException()) {
-        String state = s.getSQLState();
-        if (state != null && (state.startsWith("08") || state.startsWith("57P0"))) {
-          return true;
-        }
-      }
-    }
-    try {
-      return !c.isValid(2);
-    } catch (SQLException broken) {
-      e.addSuppressed(broken);
-      return true;
-    }
-  }
 
-  private Connection connection() throws SQLException {
-    Connection c = connection;
-    if (c == null) {
-      c = dataSource.getConnection();
-      try {
-        // Rows mode: one transaction of many statements. Unnest mode: one statement per attempt, which
-        // autocommit makes atomic, saving the COMMIT round trip.
-        c.setAutoCommit(binder == null);
-      } catch (SQLException e) {
-        closeQuietly(c, e);
-        throw e;
-      }
-      connection = c;
-    }
-    return c;
-  }
-
-  private PreparedStatement statement(Connection c) throws SQLException {
-    PreparedStatement ps = statement;
-    if (ps == null) {
-      ps = c.prepareStatement(sql);
-      statement = ps;
-    }
-    return ps;
-  }
-
-  private static void rollback(Connection c, Throwable cause) {
-    try {
-      if (!c.getAutoCommit()) {
-        c.rollback();
-      }
-    } catch (SQLException | RuntimeException e) {
-      cause.addSuppressed(e);
-    }
-  }
-
-  private void discardConnection() {
-    Connection c = connection;
-    connection = null;
-    statement = null;
-    if (c != null) {
-      closeQuietly(c, null);
-    }
-  }
-
-  private static void closeQuietly(Connection c, @Nullable SQLException cause) {
-    try {
-      c.close();
-    } catch (SQLException e) {
-      if (cause != null) {
-        cause.addSuppressed(e);
-      } else {
-        LOG.log(Level.DEBUG, "closing a broken connection failed", e);
-      }
-    }
-  }
-
-  /** Closes the held connection. Call it after the batcher that uses this sink is closed. */
+  /**
+   * Holds nothing between batches (each borrows its connection), so this only gives back a connection a
+   * batch left behind, if its thread died mid-write. Kept so that a sink can be closed with its batcher.
+   */
   @Override
-  public void close() throws SQLException {
-    Connection c = connection;
-    connection = null;
-    statement = null;
-    if (c != null) {
-      c.close();
-    }
+  public void close() {
+    connection.release();
   }
 
   @Override
   public String toString() {
-    return "JdbcBatchSink{" + (binder != null ? "rows" : "arrays") + ", sql='" + sql + "'}";
+    return "JdbcBatchSink{" + (binder != null ? "rows" : "arrays") + (idempotent ? ", idempotent" : "")
+        + ", sql='" + sql + "'}";
   }
 }

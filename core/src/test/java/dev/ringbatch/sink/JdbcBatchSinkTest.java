@@ -97,13 +97,23 @@ class JdbcBatchSinkTest {
   }
 
   @Test
-  void write_keepsOneConnectionAcrossBatches() throws Exception {
-    try (JdbcBatchSink<Row> sink = sink()) {
-      for (int i = 0; i < 5; i++) {
-        sink.write(RecordingBatch.of(new Row(i, "r" + i)));
-      }
+  void write_borrowsAConnectionPerBatchAndGivesItBack() throws Exception {
+    JdbcBatchSink<Row> sink = sink();
+    for (int i = 0; i < 5; i++) {
+      sink.write(RecordingBatch.of(new Row(i, "r" + i)));
+      assertThat(dataSource.handedOut).as("connections still held after batch %s", i)
+          .allMatch(JdbcBatchSinkTest::isClosed);
     }
-    assertThat(dataSource.opened).hasValue(1);
+    assertThat(dataSource.opened).hasValue(5); // a pool makes each borrow cheap; a plain DataSource opens anew
+    assertThat(ids()).containsExactly(0L, 1L, 2L, 3L, 4L);
+  }
+
+  private static boolean isClosed(java.sql.Connection c) {
+    try {
+      return c.isClosed();
+    } catch (java.sql.SQLException e) {
+      throw new AssertionError(e);
+    }
   }
 
   @Test
@@ -168,5 +178,63 @@ class JdbcBatchSinkTest {
       }
     }
     return ids;
+  }
+
+  /** Throws a checked exception its signature does not declare, as Lombok's {@code @SneakyThrows} does. */
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> void sneakyThrow(Throwable e) throws E {
+    throw (E) e;
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"rows", "unnest"})
+  void binderThrowingAnErrorOrASneakyCheckedException_failsThatItemOnly_othersWritten(String mode)
+      throws Exception {
+    java.util.function.Function<Row, Object> name = row -> {
+      if (row.id() == 2) {
+        throw new AssertionError("binder assertion on row 2");
+      }
+      if (row.id() == 3) {
+        sneakyThrow(new java.io.IOException("sneaky on row 3"));
+      }
+      return row.name();
+    };
+    JdbcBatchSink<Row> sink = mode.equals("rows")
+        ? JdbcBatchSink.of(dataSource, "INSERT INTO rows_t (id, name) VALUES (?, ?)", (ps, row) -> {
+          ps.setLong(1, row.id());
+          ps.setString(2, (String) name.apply(row));
+        })
+        : JdbcBatchSink.<Row>unnest(dataSource, "INSERT INTO rows_t (id, name) SELECT * FROM UNNEST(?, ?)")
+            .column("BIGINT", Row::id).column("VARCHAR", name).build();
+    RecordingBatch<Row, Integer> batch = RecordingBatch.of(new Row(1, "a"), new Row(2, "b"), new Row(3, "c"),
+        new Row(4, "d"));
+
+    sink.write(batch);
+
+    assertThat(batch.failed()).containsOnlyKeys(1, 2);
+    assertThat(batch.failed().get(1)).isInstanceOf(AssertionError.class).hasMessage("binder assertion on row 2");
+    assertThat(batch.failed().get(2)).isInstanceOf(java.io.IOException.class).hasMessage("sneaky on row 3");
+    assertThat(batch.completed()).containsOnlyKeys(0, 3);
+    assertThat(ids()).containsExactly(1L, 4L);
+  }
+
+  @Test
+  void statementThatCannotBePrepared_failsEveryRowWithTheDatabaseError_noRecursion() throws Exception {
+    JdbcBatchSink<Row> sink = JdbcBatchSink.of(dataSource, "INSERT INTO no_such_table (id, name) VALUES (?, ?)",
+        (ps, row) -> {
+          ps.setLong(1, row.id());
+          ps.setString(2, row.name());
+        });
+    Row[] rows = new Row[64];
+    for (int i = 0; i < rows.length; i++) {
+      rows[i] = new Row(i, "r" + i);
+    }
+    RecordingBatch<Row, Integer> batch = RecordingBatch.of(rows);
+
+    sink.write(batch);
+
+    assertThat(batch.failed()).hasSize(64).allSatisfy((row, e) ->
+        assertThat(e).isInstanceOf(SQLException.class).hasMessageContaining("NO_SUCH_TABLE"));
+    assertThat(batch.completed()).isEmpty();
   }
 }

@@ -13,6 +13,8 @@ import javax.sql.DataSource;
 final class UrlDataSource implements DataSource {
   private final String url;
   final AtomicInteger opened = new AtomicInteger();
+  /** Every connection handed out, to check that none is kept. */
+  final java.util.List<Connection> handedOut = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   UrlDataSource(String url) {
     this.url = url;
@@ -21,7 +23,9 @@ final class UrlDataSource implements DataSource {
   @Override
   public Connection getConnection() throws SQLException {
     opened.incrementAndGet();
-    return DriverManager.getConnection(url);
+    Connection c = DriverManager.getConnection(url);
+    handedOut.add(c);
+    return c;
   }
 
   @Override

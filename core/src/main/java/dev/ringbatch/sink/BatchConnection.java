@@ -1,0 +1,104 @@
+package dev.ringbatch.sink;
+
+import java.lang.System.Logger.Level;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The connection and prepared statement {@link JdbcBatchSink} uses for one batch: borrowed from the pool on
+ * first use, given back when the batch is written ({@link #release}), thrown away when it broke
+ * ({@link #discard}). Holding nothing between batches lets the pool's lifetime, validation and leak detection
+ * apply. Consumer thread only.
+ */
+final class BatchConnection {
+  private static final System.Logger LOG = System.getLogger(BatchConnection.class.getName());
+
+  private final DataSource dataSource;
+  private final String sql;
+  private final boolean autoCommit;
+  private @Nullable Connection connection;
+  private @Nullable PreparedStatement statement;
+
+  BatchConnection(DataSource dataSource, String sql, boolean autoCommit) {
+    this.dataSource = dataSource;
+    this.sql = sql;
+    this.autoCommit = autoCommit;
+  }
+
+  /** The batch's connection, borrowed on first use. */
+  Connection get() throws SQLException {
+    Connection c = connection;
+    if (c == null) {
+      c = dataSource.getConnection();
+      try {
+        if (c.getAutoCommit() != autoCommit) {
+          c.setAutoCommit(autoCommit);
+        }
+      } catch (SQLException | RuntimeException e) {
+        closeQuietly(c, e);
+        throw e;
+      }
+      connection = c;
+    }
+    return c;
+  }
+
+  /** The statement, prepared on the batch's connection on first use. */
+  PreparedStatement statement() throws SQLException {
+    PreparedStatement ps = statement;
+    if (ps == null) {
+      ps = get().prepareStatement(sql);
+      statement = ps;
+    }
+    return ps;
+  }
+
+  /** Gives the connection back to the pool (a broken one is recognised and evicted by the pool). */
+  void release() {
+    Connection c = connection;
+    PreparedStatement ps = statement;
+    connection = null;
+    statement = null;
+    if (ps != null) {
+      try {
+        ps.close();
+      } catch (SQLException | RuntimeException e) {
+        LOG.log(Level.DEBUG, "closing a statement failed", e);
+      }
+    }
+    if (c != null) {
+      closeQuietly(c, null);
+    }
+  }
+
+  /** The connection broke: drop it, so that the next attempt borrows another. */
+  void discard() {
+    release();
+  }
+
+  /** Rolls back an open transaction after {@code cause}; a failure to do so is attached to it. */
+  static void rollback(Connection c, Throwable cause) {
+    try {
+      if (!c.getAutoCommit()) {
+        c.rollback();
+      }
+    } catch (SQLException | RuntimeException e) {
+      cause.addSuppressed(e);
+    }
+  }
+
+  private static void closeQuietly(Connection c, @Nullable Throwable cause) {
+    try {
+      c.close();
+    } catch (SQLException | RuntimeException e) {
+      if (cause != null) {
+        cause.addSuppressed(e);
+      } else {
+        LOG.log(Level.DEBUG, "closing a broken connection failed", e);
+      }
+    }
+  }
+}
