@@ -1,15 +1,20 @@
 package dev.ringbatch.sink;
 
+import static dev.ringbatch.sink.RecordEncoder.FAILED;
+import static dev.ringbatch.sink.RecordEncoder.GUARD;
+import static dev.ringbatch.sink.RecordEncoder.NEEDS_ROOM;
 import static java.util.Objects.requireNonNull;
 
 import dev.ringbatch.Batch;
 import dev.ringbatch.BatchSink;
+import dev.ringbatch.OutcomeUnknownException;
 import dev.ringbatch.internal.Checks;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.BufferOverflowException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.SelectableChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -22,16 +27,41 @@ import org.jspecify.annotations.Nullable;
  * every item's future completes only after its bytes are durable, at the price of one {@code fsync} for
  * the whole batch instead of one per item.
  *
- * <p>Each item's result is the offset of its first byte in the file (or, for a stream or channel, in
- * everything this sink has written).
+ * <p>Each item's result is the offset of its first byte: in the file for {@link #toFile toFile} and for a
+ * {@link FileChannel} given to {@link #toChannel toChannel}; for a stream or another channel, in everything
+ * this sink has written.
  *
- * <h2>Failures</h2>
- * An encoder that throws fails its item alone; the bytes it had written are discarded. An item too large
- * for the buffer is encoded into a larger buffer of its own and written alone, never stuck. An
- * {@link IOException} while writing or forcing fails the whole batch; part of the batch may be in the file.
+ * <h2>Encoders</h2>
+ * An encoder that throws (anything: errors and sneaky checked exceptions too) fails its item alone, and the
+ * bytes it had put are discarded. So does an encoder that moves the buffer's position back or changes its
+ * limit ({@code flip()}, {@code rewind()}, {@code clear()}). A record larger than the buffer is encoded into a
+ * buffer of its own, doubled up to {@link Builder#maxRecordBytes maxRecordBytes}, and written alone; a record
+ * that needs more fails its item with {@link IllegalArgumentException}.
  *
- * <p>Not thread-safe: the sink of one batcher, called on its consumer thread. {@link #close()} it after the
- * batcher is closed.
+ * <h2>Write failures</h2>
+ * An item told written is at its offset; an item told failed is not in the target; where the sink cannot
+ * know, the item fails with {@link OutcomeUnknownException}, which no {@link dev.ringbatch.RetryPolicy} retries.
+ * <ul>
+ *   <li><b>Files</b> ({@code toFile}, or a {@code FileChannel}): a batch is all or nothing. If a write or the
+ *       {@code fsync} fails, the sink truncates the file back to where the batch began (and forces that, with
+ *       fsync) and throws the exception: every item fails with it, nothing of the batch is in the file, and a
+ *       {@code RetryPolicy} may write the batch again without duplicating a record. If that rollback fails
+ *       too, the items whose bytes were handed to the file fail with {@code OutcomeUnknownException} and the
+ *       rest with the exception; the sink then truncates the file back before it writes anything else (while
+ *       that fails, each batch fails with it, unwritten, and {@link #close()} tries once more).
+ *   <li><b>Streams and other channels</b> cannot be rolled back, and a failed write does not say how much of
+ *       it went out. Items whose bytes all went out in write calls that returned succeed (channels only: a
+ *       stream holds nothing for sure until its {@code flush()} returns); items with bytes in the failed call,
+ *       or whose stream was not flushed, fail with {@code OutcomeUnknownException}; items not yet handed over
+ *       fail with the exception. The sink no longer knows its position, so it is <em>broken</em>: every item of
+ *       every later batch fails (without retry) with an {@link IllegalStateException} saying why. Close it and
+ *       build a new one.
+ *   <li>A failure before any byte of the batch was handed over is thrown, and the sink carries on.
+ * </ul>
+ * A channel write that accepts no bytes counts as a failed write: the sink needs blocking channels.
+ *
+ * <p>The sink must be the only writer of its file, stream or channel. Not thread-safe: the sink of one
+ * batcher, called on its consumer thread. {@link #close()} it after the batcher is closed.
  *
  * @param <T> the item type
  */
@@ -40,12 +70,20 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
   /** The default buffer size: 128 KiB, one underlying write per 128 KiB of items. */
   public static final int DEFAULT_BUFFER_SIZE = 128 * 1024;
 
-  private static final int MAX_ITEM_BYTES = 1 << 30;
+  /** The default {@link Builder#maxRecordBytes maxRecordBytes}: 16 MiB. */
+  public static final int DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024;
+
+  /** The largest {@code bufferSize} and {@code maxRecordBytes}: 1 GiB. */
+  public static final int MAX_BYTES = 1 << 30;
+
+  private static final long ENCODE_FAILED = -1;
 
   /**
-   * Encodes one item into the buffer at its position. If the item does not fit in the remaining space, the
-   * encoder lets {@link BufferOverflowException} escape (as the {@code put} methods of {@link ByteBuffer}
-   * do) and is called again with more room.
+   * Encodes one item into the buffer at its position, with relative {@code put}s (or absolute ones at or after
+   * the position it was given, as for a length prefix written last). The position is not necessarily 0, and the
+   * encoder must not move it back or change the limit: no {@code flip()}, {@code rewind()} or {@code clear()}.
+   * If the item does not fit in the remaining space, the encoder lets {@link BufferOverflowException} escape (as
+   * the {@code put} methods of {@link ByteBuffer} do) and is called again with more room.
    *
    * @param <T> the item type
    */
@@ -55,37 +93,26 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     void encode(T item, ByteBuffer buffer);
   }
 
-  private final @Nullable WritableByteChannel channel;
-  private final @Nullable FileChannel file;
-  private final @Nullable OutputStream stream;
-  private final Encoder<? super T> encoder;
-  private final boolean fsync;
+  private final ByteTarget target;
+  private final RecordEncoder<T> records;
   private final ByteBuffer buffer;
-  private long position;
-  private long writeCalls;
-  private long forces;
+  /** Per item of the batch: its record's offset (or ENCODE_FAILED) and end; set for items below placed. */
+  private long[] starts = new long[16];
+  private long[] ends = new long[16];
+  private int placed;
+  private @Nullable Throwable broken;
 
   private ByteSink(Builder<T> builder) throws IOException {
-    this.encoder = builder.encoder;
-    this.fsync = builder.fsync;
+    this.records = new RecordEncoder<>(builder.encoder, builder.maxRecordBytes);
     // A stream is written from the heap array in one call per buffer; a channel from a direct buffer.
     this.buffer = builder.stream != null
-        ? ByteBuffer.allocate(builder.bufferSize) : ByteBuffer.allocateDirect(builder.bufferSize);
+        ? RecordEncoder.heap(builder.bufferSize) : RecordEncoder.direct(builder.bufferSize);
     if (builder.path != null) {
-      FileChannel opened = FileChannel.open(builder.path,
-          StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
-      this.file = opened;
-      this.channel = opened;
-      this.stream = null;
-      this.position = opened.size();
+      this.target = ByteTarget.appendTo(builder.path, builder.fsync);
     } else if (builder.stream != null) {
-      this.stream = builder.stream;
-      this.channel = null; // not Channels.newChannel: it would split each buffer into 8 KiB writes
-      this.file = null;
+      this.target = ByteTarget.of(builder.stream);
     } else {
-      this.channel = requireNonNull(builder.channel, "channel");
-      this.file = channel instanceof FileChannel fc ? fc : null;
-      this.stream = null;
+      this.target = ByteTarget.of(requireNonNull(builder.channel, "channel"), builder.fsync);
     }
   }
 
@@ -99,9 +126,19 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     return new Builder<T>(encoder).stream(requireNonNull(stream, "stream"));
   }
 
-  /** Starts a sink that writes to {@code channel}. */
+  /**
+   * Starts a sink that writes to {@code channel}, which must be blocking. A {@link FileChannel} must be
+   * positioned at the end of its file (opened with {@link StandardOpenOption#APPEND}, say): {@link Builder#build()}
+   * checks it, since a failed batch is rolled back by truncating the file.
+   *
+   * @throws IllegalArgumentException if {@code channel} is a {@link SelectableChannel} in non-blocking mode
+   */
   public static <T> Builder<T> toChannel(WritableByteChannel channel, Encoder<? super T> encoder) {
-    return new Builder<T>(encoder).channel(requireNonNull(channel, "channel"));
+    requireNonNull(channel, "channel");
+    Checks.requireArgument(!(channel instanceof SelectableChannel selectable) || selectable.isBlocking(),
+        "channel must be in blocking mode but was a non-blocking %s: ByteSink writes on the consumer thread and"
+            + " cannot wait for it; call configureBlocking(true) first", channel.getClass().getName());
+    return new Builder<T>(encoder).channel(channel);
   }
 
   /** Builds a {@link ByteSink}. */
@@ -111,6 +148,7 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     private @Nullable OutputStream stream;
     private @Nullable WritableByteChannel channel;
     private int bufferSize = DEFAULT_BUFFER_SIZE;
+    private int maxRecordBytes = DEFAULT_MAX_RECORD_BYTES;
     private boolean fsync;
 
     private Builder(Encoder<? super T> encoder) {
@@ -133,12 +171,32 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     }
 
     /**
-     * Sets the size of the coalescing buffer: the sink writes at most this many bytes per call.
+     * Sets the size of the coalescing buffer: the sink writes at most this many bytes per call. Default
+     * {@link ByteSink#DEFAULT_BUFFER_SIZE}.
      *
-     * @throws IllegalArgumentException if {@code bufferSize} is not positive
+     * @throws IllegalArgumentException if {@code bufferSize} is not from 1 to {@link ByteSink#MAX_BYTES}
      */
     public Builder<T> bufferSize(int bufferSize) {
-      this.bufferSize = Checks.requirePositive("bufferSize", bufferSize);
+      Checks.requirePositive("bufferSize", bufferSize);
+      Checks.requireArgument(bufferSize <= MAX_BYTES, "bufferSize must be at most %s but was %s", MAX_BYTES,
+          bufferSize);
+      this.bufferSize = bufferSize;
+      return this;
+    }
+
+    /**
+     * Sets the largest record, in bytes, that the encoder may write for one item; default
+     * {@link ByteSink#DEFAULT_MAX_RECORD_BYTES}. A larger record fails its item (and only it) with an
+     * {@link IllegalArgumentException}. It also bounds the heap an item may take: a record that overflows the
+     * buffer is encoded again into heap buffers of its own, doubled until it fits or reaches this size, so an
+     * encoder that always overflows costs at most about twice this much before its item fails.
+     *
+     * @throws IllegalArgumentException if {@code maxRecordBytes} is not from 1 to {@link ByteSink#MAX_BYTES}
+     */
+    public Builder<T> maxRecordBytes(int maxRecordBytes) {
+      Checks.requireArgument(maxRecordBytes > 0 && maxRecordBytes <= MAX_BYTES,
+          "maxRecordBytes must be from 1 to %s but was %s", MAX_BYTES, maxRecordBytes);
+      this.maxRecordBytes = maxRecordBytes;
       return this;
     }
 
@@ -152,7 +210,8 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
      * Opens the file (if any) and returns the sink.
      *
      * @throws IllegalStateException if {@code fsync} is set but the target is not a file
-     * @throws IOException if the file cannot be opened
+     * @throws IllegalArgumentException if the target is a {@link FileChannel} not positioned at its end
+     * @throws IOException if the file cannot be opened, or the channel's position read
      */
     public ByteSink<T> build() throws IOException {
       Checks.requireState(!fsync || path != null || channel instanceof FileChannel,
@@ -162,109 +221,170 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     }
   }
 
+  /**
+   * Writes the batch: see the class comment for what each item is told when the target fails.
+   *
+   * @throws IOException (or the unchecked exception the target threw) only when nothing of the batch is in the
+   *     target: nothing was handed over yet, or the file was rolled back
+   */
   @Override
   public void write(Batch<T, Long> batch) throws IOException {
-    for (int i = 0; i < batch.size(); i++) {
-      T item = batch.item(i);
-      int mark = buffer.position();
-      try {
-        encoder.encode(item, buffer);
-        batch.complete(i, position + mark);
-      } catch (BufferOverflowException full) {
-        buffer.position(mark);
-        drain();
-        writeAlone(batch, i, item);
-      } catch (RuntimeException e) {
-        buffer.position(mark);
-        batch.fail(i, e);
+    int size = batch.size();
+    Throwable brokenBy = broken;
+    if (brokenBy != null) {
+      IllegalStateException refused = new IllegalStateException("ByteSink is broken: a write to its "
+          + target.kind() + " failed (" + brokenBy + ") after bytes of a batch may have gone out, so the offset of"
+          + " every later item is unknown; close this sink and build a new one", brokenBy);
+      for (int i = 0; i < size; i++) {
+        batch.fail(i, refused);
       }
+      return;
     }
-    drain();
-    if (stream != null) {
-      stream.flush();
+    target.beginBatch();
+    if (starts.length < size) {
+      starts = new long[Math.max(size, 2 * starts.length)];
+      ends = new long[starts.length];
     }
-    if (fsync) {
-      requireNonNull(file, "file").force(false);
-      forces++;
+    long batchStart = target.position();
+    placed = 0;
+    buffer.clear().position(GUARD);
+    try {
+      for (int i = 0; i < size; i++) {
+        place(batch, i);
+      }
+      drain();
+      target.endBatch(batchStart);
+    } catch (Throwable failure) { // a write, flush or force failed: encoders' throwables fail their items alone
+      failed(batch, batchStart, failure);
+      return;
+    }
+    for (int i = 0; i < size; i++) {
+      if (starts[i] != ENCODE_FAILED) {
+        batch.complete(i, starts[i]);
+      }
     }
   }
 
-  /** The buffer was drained: encode into it again, or into a larger buffer of its own if it does not fit. */
-  private void writeAlone(Batch<T, Long> batch, int index, T item) throws IOException {
-    ByteBuffer target = buffer;
-    while (true) {
-      try {
-        encoder.encode(item, target);
-        break;
-      } catch (BufferOverflowException full) {
-        if (target.capacity() >= MAX_ITEM_BYTES) {
-          batch.fail(index, new IllegalArgumentException("item does not fit in " + MAX_ITEM_BYTES + " bytes"));
-          return;
-        }
-        target = ByteBuffer.allocate(Math.min(MAX_ITEM_BYTES, target.capacity() * 2));
-      } catch (RuntimeException e) {
-        target.clear();
-        batch.fail(index, e);
+  /** Encodes item {@code index} into the buffer (draining it first if full), or alone; or fails it. */
+  private void place(Batch<T, Long> batch, int index) throws IOException {
+    T item = batch.item(index);
+    long offset = target.position() + buffer.position() - GUARD;
+    int length = records.encode(item, buffer);
+    if (length == NEEDS_ROOM && buffer.position() > GUARD) {
+      drain();
+      offset = target.position();
+      length = records.encode(item, buffer);
+    }
+    if (length == NEEDS_ROOM) { // the buffer is empty and still too small
+      ByteBuffer own = records.encodeAlone(item, buffer.capacity() - GUARD);
+      if (own != null) {
+        starts[index] = target.position();
+        ends[index] = starts[index] + own.remaining();
+        placed = index + 1;
+        target.write(own);
         return;
       }
+      length = FAILED;
     }
-    batch.complete(index, position);
-    if (target != buffer) {
-      target.flip();
-      writeFully(target);
+    placed = index + 1;
+    if (length == FAILED) {
+      starts[index] = ENCODE_FAILED;
+      batch.fail(index, records.takeFailure());
+    } else {
+      starts[index] = offset;
+      ends[index] = offset + length;
     }
   }
 
   private void drain() throws IOException {
-    if (buffer.position() > 0) {
-      buffer.flip();
+    if (buffer.position() > GUARD) {
+      buffer.flip().position(GUARD);
       try {
-        writeFully(buffer);
+        target.write(buffer);
       } finally {
-        buffer.clear();
+        buffer.clear().position(GUARD);
       }
     }
   }
 
-  private void writeFully(ByteBuffer source) throws IOException {
-    if (stream != null) {
-      int length = source.remaining();
-      if (source.hasArray()) {
-        stream.write(source.array(), source.arrayOffset() + source.position(), length);
-      } else {
-        byte[] copy = new byte[length];
-        source.get(copy);
-        stream.write(copy);
+  /**
+   * Tells each item what became of it after {@code failure}, or throws {@code failure} when nothing of the batch
+   * is in the target.
+   */
+  private void failed(Batch<T, Long> batch, long batchStart, Throwable failure) throws IOException {
+    long handedEnd = target.handedEnd();
+    if (handedEnd == batchStart) {
+      throw rethrow(failure); // nothing handed over: the position is known, and the batch may be retried
+    }
+    OutcomeUnknownException unknown;
+    long certainEnd;
+    if (target.isFile()) {
+      Throwable rollBackFailure = target.rollBack(batchStart);
+      if (rollBackFailure == null) {
+        throw rethrow(failure); // nothing of the batch is in the file: it may be retried
       }
-      source.position(source.limit());
-      position += length;
-      writeCalls++;
-      return;
+      if (rollBackFailure != failure) {
+        failure.addSuppressed(rollBackFailure);
+      }
+      certainEnd = batchStart; // whatever went out is truncated before the next write
+      unknown = new OutcomeUnknownException("writing the batch failed (" + failure + ") after this item's bytes"
+          + " were handed to the file, and rolling the file back to offset " + batchStart + ", where the batch"
+          + " began, failed too (" + rollBackFailure + "): the item may be in the file, wholly or in part; the"
+          + " sink truncates the file back to that offset before it writes anything else", failure);
+    } else {
+      broken = failure;
+      certainEnd = target.isStream() ? batchStart : target.position();
+      unknown = new OutcomeUnknownException("the write to the " + target.kind() + " failed (" + failure + ") after"
+          + " this item's bytes were handed to it: they may have gone out, wholly or in part", failure);
     }
-    WritableByteChannel target = requireNonNull(channel, "channel");
-    while (source.hasRemaining()) {
-      position += target.write(source);
-      writeCalls++;
+    for (int i = 0; i < batch.size(); i++) {
+      if (i >= placed) {
+        batch.fail(i, failure); // never handed over
+      } else if (starts[i] != ENCODE_FAILED) {
+        if (ends[i] <= certainEnd) {
+          batch.complete(i, starts[i]);
+        } else {
+          batch.fail(i, starts[i] < handedEnd ? unknown : failure);
+        }
+      }
     }
+  }
+
+  /** Returns {@code failure} to throw if it is an IOException; throws it if unchecked; else wraps it. */
+  private static IOException rethrow(Throwable failure) {
+    if (failure instanceof IOException io) {
+      return io;
+    }
+    if (failure instanceof RuntimeException unchecked) {
+      throw unchecked;
+    }
+    if (failure instanceof Error error) {
+      throw error;
+    }
+    return new IOException(failure); // a checked exception thrown sneakily by a stream or channel
   }
 
   /** Write calls made so far; with a 128 KiB buffer, about one per 128 KiB of items. */
   public long writeCalls() {
-    return writeCalls;
+    return target.writeCalls();
   }
 
-  /** {@code fsync}s made so far: one per batch when enabled. */
+  /**
+   * {@code fsync}s made so far, when enabled: one per batch that wrote bytes, and one per rollback of a failed
+   * batch.
+   */
   public long forces() {
-    return forces;
+    return target.forces();
   }
 
-  /** Closes the file, stream or channel. Call it after the batcher that uses this sink is closed. */
+  /**
+   * Closes the file, stream or channel; for a file whose rollback failed earlier, truncates it back first. Call it
+   * after the batcher that uses this sink is closed.
+   *
+   * @throws IOException if that truncation or the close fails (the target is closed in any case)
+   */
   @Override
   public void close() throws IOException {
-    if (stream != null) {
-      stream.close();
-    } else {
-      requireNonNull(channel, "channel").close();
-    }
+    target.close();
   }
 }

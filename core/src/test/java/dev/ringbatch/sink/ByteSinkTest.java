@@ -233,6 +233,53 @@ class ByteSinkTest {
   }
 
   @Test
+  void bufferSize_aboveOneGibibyte_rejected() {
+    assertThatThrownBy(() -> ByteSink.toStream(new ByteArrayOutputStream(), LINES).bufferSize(Integer.MAX_VALUE))
+        .isExactlyInstanceOf(IllegalArgumentException.class)
+        .hasMessage("bufferSize must be at most 1073741824 but was 2147483647");
+  }
+
+  @Test
+  void maxRecordBytes_zero_rejected() {
+    assertThatThrownBy(() -> ByteSink.toStream(new ByteArrayOutputStream(), LINES).maxRecordBytes(0))
+        .isExactlyInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxRecordBytes must be from 1 to 1073741824 but was 0");
+  }
+
+  @Test
+  void maxRecordBytes_aboveOneGibibyte_rejected() {
+    assertThatThrownBy(() -> ByteSink.toStream(new ByteArrayOutputStream(), LINES).maxRecordBytes((1 << 30) + 1))
+        .isExactlyInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxRecordBytes must be from 1 to 1073741824 but was 1073741825");
+  }
+
+  @Test
+  void toChannel_fileChannelBeforeItsEnd_rejected() throws Exception {
+    Path file = dir.resolve("existing");
+    Files.writeString(file, "old\n");
+    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      assertThatThrownBy(() -> ByteSink.toChannel(channel, LINES).build())
+          .isExactlyInstanceOf(IllegalArgumentException.class)
+          .hasMessage("channel must be positioned at the end of its file, where ByteSink appends, but is at 0 of 4"
+              + " bytes: open it with StandardOpenOption.APPEND or position it at its size");
+    }
+    assertThat(Files.readString(file)).isEqualTo("old\n");
+  }
+
+  @Test
+  void toChannel_fileChannel_resultsAreFileOffsets() throws Exception {
+    Path file = dir.resolve("appended");
+    Files.writeString(file, "old\n");
+    try (ByteSink<String> sink = ByteSink.toChannel(FileChannel.open(file, StandardOpenOption.WRITE,
+        StandardOpenOption.APPEND), LINES).build()) {
+      RecordingBatch<String, Long> batch = RecordingBatch.of("new");
+      sink.write(batch);
+      assertThat(batch.completed()).containsEntry(0, 4L);
+    }
+    assertThat(Files.readString(file)).isEqualTo("old\nnew\n");
+  }
+
+  @Test
   void encoder_usingByteBufferDirectly_works() throws Exception {
     ByteSink.Encoder<Long> longs = (value, buffer) -> buffer.putLong(value);
     ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -11,14 +11,27 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
 
-/** A {@link FileChannel} that delegates to a real one, records writes and forces, and can fail writes. */
+/**
+ * A {@link FileChannel} that delegates to a real one, records writes, forces and truncations, and can fail them:
+ * a disk that fills up after {@link #writeBudget} more bytes (the write that reaches the budget is cut short,
+ * as on a real full disk, and the next one throws), a failing force, a failing truncate.
+ */
 final class ObservingFileChannel extends FileChannel {
+  static final String DISK_FULL = "No space left on device";
+
   private final FileChannel delegate;
   final List<String> events = new CopyOnWriteArrayList<>();
   /** Evaluated on each force: what the test wants to know at that moment. */
   volatile BooleanSupplier onForce = () -> true;
   final List<Boolean> onForceResults = new CopyOnWriteArrayList<>();
   volatile boolean failWrites;
+  /** Bytes the disk still takes; {@code Long.MAX_VALUE} for no limit. */
+  volatile long writeBudget = Long.MAX_VALUE;
+  /** How many of the next forces fail. */
+  volatile int forceFailures;
+  volatile boolean failTruncate;
+  /** Run before each write and truncate: a test's fault injector. */
+  volatile Runnable beforeChange = () -> { };
 
   ObservingFileChannel(FileChannel delegate) {
     this.delegate = delegate;
@@ -26,17 +39,33 @@ final class ObservingFileChannel extends FileChannel {
 
   @Override
   public int write(ByteBuffer src) throws IOException {
-    if (failWrites) {
-      throw new IOException("No space left on device");
+    beforeChange.run();
+    long budget = writeBudget;
+    if (failWrites || budget == 0) {
+      throw new IOException(DISK_FULL);
     }
     events.add("write " + src.remaining());
-    return delegate.write(src);
+    if (src.remaining() <= budget) {
+      int written = delegate.write(src);
+      writeBudget = budget == Long.MAX_VALUE ? budget : budget - written;
+      return written;
+    }
+    ByteBuffer part = src.duplicate();
+    part.limit(part.position() + (int) budget);
+    int written = delegate.write(part);
+    src.position(src.position() + written);
+    writeBudget = budget - written;
+    return written;
   }
 
   @Override
   public void force(boolean metaData) throws IOException {
     events.add("force");
     onForceResults.add(onForce.getAsBoolean());
+    if (forceFailures > 0) {
+      forceFailures--;
+      throw new IOException("Input/output error");
+    }
     delegate.force(metaData);
   }
 
@@ -73,6 +102,11 @@ final class ObservingFileChannel extends FileChannel {
 
   @Override
   public FileChannel truncate(long size) throws IOException {
+    beforeChange.run();
+    events.add("truncate " + size);
+    if (failTruncate) {
+      throw new IOException("Read-only file system");
+    }
     delegate.truncate(size);
     return this;
   }

@@ -1,0 +1,194 @@
+package dev.ringbatch.sink;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.ringbatch.internal.Checks;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.WritableByteChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The stream, channel or file a {@link ByteSink} writes to. It writes whole buffers, knows the offset where the
+ * next byte lands and how far the current batch was handed over, and rolls a file back to an offset. Called on
+ * the sink's consumer thread only, and by {@link #close()} after the batcher has stopped it.
+ */
+final class ByteTarget {
+  private final @Nullable WritableByteChannel channel;
+  private final @Nullable FileChannel file;
+  private final @Nullable OutputStream stream;
+  private final boolean fsync;
+  /** Where the next byte lands: bytes taken by write calls that returned (for a file, its offset). */
+  private long position;
+  /** The end of the bytes handed to write calls since {@link #beginBatch}, whether the calls returned or not. */
+  private long handedEnd;
+  private boolean rollBackPending;
+  private long writeCalls;
+  private long forces;
+
+  private ByteTarget(@Nullable WritableByteChannel channel, @Nullable OutputStream stream, boolean fsync,
+      long position) {
+    this.channel = channel;
+    this.file = channel instanceof FileChannel fc ? fc : null;
+    this.stream = stream;
+    this.fsync = fsync;
+    this.position = position;
+  }
+
+  static ByteTarget appendTo(Path path, boolean fsync) throws IOException {
+    FileChannel opened = FileChannel.open(path,
+        StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+    return new ByteTarget(opened, null, fsync, opened.size());
+  }
+
+  static ByteTarget of(OutputStream stream) {
+    // not Channels.newChannel(stream): it would split each buffer into 8 KiB writes
+    return new ByteTarget(null, stream, false, 0);
+  }
+
+  /** A channel; a {@link FileChannel} must be at its end, since a rollback truncates the file. */
+  static ByteTarget of(WritableByteChannel channel, boolean fsync) throws IOException {
+    long position = 0;
+    if (channel instanceof FileChannel file) {
+      position = file.position();
+      long size = file.size();
+      Checks.requireArgument(position == size, "channel must be positioned at the end of its file, where ByteSink"
+          + " appends, but is at %s of %s bytes: open it with StandardOpenOption.APPEND or position it at its"
+          + " size", position, size);
+    }
+    return new ByteTarget(channel, null, fsync, position);
+  }
+
+  boolean isStream() {
+    return stream != null;
+  }
+
+  boolean isFile() {
+    return file != null;
+  }
+
+  /** What the target is, for messages: "OutputStream" or "WritableByteChannel". */
+  String kind() {
+    return stream != null ? "OutputStream" : "WritableByteChannel";
+  }
+
+  long position() {
+    return position;
+  }
+
+  long handedEnd() {
+    return handedEnd;
+  }
+
+  long writeCalls() {
+    return writeCalls;
+  }
+
+  long forces() {
+    return forces;
+  }
+
+  /** Starts a batch at {@link #position()}; first truncates a file whose earlier rollback failed. */
+  void beginBatch() throws IOException {
+    if (rollBackPending) {
+      rollBackPending();
+    }
+    handedEnd = position;
+  }
+
+  /** Writes all of {@code source}, from its position to its limit; a stream's buffers must be heap buffers. */
+  void write(ByteBuffer source) throws IOException {
+    int length = source.remaining();
+    handedEnd = position + length;
+    if (stream != null) {
+      stream.write(source.array(), source.arrayOffset() + source.position(), length);
+      source.position(source.limit());
+      position += length;
+      writeCalls++;
+      return;
+    }
+    WritableByteChannel target = requireNonNull(channel, "channel");
+    while (source.hasRemaining()) {
+      int written = target.write(source);
+      writeCalls++;
+      if (written <= 0) {
+        handedEnd = position; // the call returned: none of its bytes went out
+        throw new IOException("the channel accepted 0 of " + source.remaining() + " bytes: ByteSink needs a"
+            + " blocking channel, whose write waits until it can take bytes");
+      }
+      position += written;
+    }
+  }
+
+  /** Ends a batch that began at {@code batchStart}: flushes a stream, forces a file with fsync, if it wrote. */
+  void endBatch(long batchStart) throws IOException {
+    if (position == batchStart) {
+      return;
+    }
+    if (stream != null) {
+      stream.flush();
+    }
+    if (fsync) {
+      requireNonNull(file, "file").force(false);
+      forces++;
+    }
+  }
+
+  /**
+   * Truncates the file back to {@code offset} (and forces that, with fsync). Returns null if done; else what
+   * failed, and then the next batch (or {@link #close()}) tries again before it writes.
+   */
+  @Nullable Throwable rollBack(long offset) {
+    position = offset;
+    try {
+      truncate();
+      return null;
+    } catch (Throwable t) { // the caller reports it to each item whose outcome it leaves unknown
+      rollBackPending = true;
+      return t;
+    }
+  }
+
+  private void truncate() throws IOException {
+    FileChannel target = requireNonNull(file, "file");
+    target.truncate(position);
+    long size = target.size();
+    if (size != position) {
+      throw new IOException("the file is " + size + " bytes long after truncating it to " + position
+          + "; is another process writing to it?");
+    }
+    if (fsync) {
+      target.force(false);
+      forces++;
+    }
+    rollBackPending = false;
+  }
+
+  private void rollBackPending() throws IOException {
+    try {
+      truncate();
+    } catch (IOException e) {
+      throw new IOException("cannot truncate the file back to offset " + position + ", where a failed batch began,"
+          + " which the sink must do before it writes again: " + e, e);
+    }
+  }
+
+  /** Closes the target; first truncates a file whose rollback failed. The target is closed in any case. */
+  void close() throws IOException {
+    if (stream != null) {
+      stream.close();
+      return;
+    }
+    try {
+      if (rollBackPending) {
+        rollBackPending();
+      }
+    } finally {
+      requireNonNull(channel, "channel").close();
+    }
+  }
+}
