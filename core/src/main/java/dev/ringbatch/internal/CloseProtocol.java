@@ -157,19 +157,24 @@ final class CloseProtocol {
     return done;
   }
 
-  /** Publishes the close marker, waiting for room until {@code deadline}. */
+  /** Publishes the close marker, waiting (parked, woken as the consumer frees room) until {@code deadline}. */
   private boolean publishCloseMarker(long deadline) {
-    for (int round = 0; ; round++) {
-      if (gate.tryPublishCloseMarker()) {
+    while (true) {
+      // In slices, to notice a consumer that is gone and will never make room.
+      long slice = Math.min(deadline, System.nanoTime() + THREAD_CHECK_NANOS);
+      long sequence = gate.awaitRoom(slice, this::noteInterrupt);
+      if (sequence >= 0) {
+        gate.publishCloseMarker(sequence);
         return true;
       }
-      long remaining = deadline - System.nanoTime();
-      if (remaining <= 0 || consumerStopped()) {
-        return false; // a consumer that is gone will never make room
+      if (deadline - System.nanoTime() <= 0 || consumerStopped()) {
+        return false;
       }
-      PublishGate.backOff(round, remaining);
-      absorbInterrupt();
     }
+  }
+
+  private void noteInterrupt() {
+    interrupted = true;
   }
 
   /** Waits until the consumer thread has ended or {@code deadline} passed; true if it ended. */

@@ -51,6 +51,8 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private final FlushWaiters flushWaiters;
   private final Ticker ticker;
   private final Runnable refuseNewItems;
+  /** Told of every release of slots, to wake producers waiting for room. */
+  private final PublishGate gate;
   private final CompletableFuture<Void> terminated = new CompletableFuture<>();
 
   /** Replaced by any thread through {@link #setLimits}; read once per run of available slots. */
@@ -66,11 +68,13 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private volatile String closeDescription = "close timed out";
 
   private long lastTaken = -1;
+  /** The last sequence released to producers through {@link #release}. */
+  private long released = -1;
   private long batchStart;
 
   CoalescingConsumer(String name, RingBuffer<SubmissionSlot> ring, SequenceBarrier barrier, Sequence consumed,
       ConsumerWaitStrategy waitStrategy, BatchWriter<T, R> writer, HandOver handOver, BatchCompleter completer,
-      FlushWaiters flushWaiters, BatchLimits limits, Ticker ticker, Runnable refuseNewItems) {
+      FlushWaiters flushWaiters, BatchLimits limits, Ticker ticker, PublishGate gate) {
     this.name = name;
     this.ringSize = ring.getBufferSize();
     this.ring = ring;
@@ -83,7 +87,8 @@ final class CoalescingConsumer<T, R> implements Runnable {
     this.flushWaiters = flushWaiters;
     this.limits = limits;
     this.ticker = ticker;
-    this.refuseNewItems = refuseNewItems;
+    this.gate = gate;
+    this.refuseNewItems = gate::beginClose;
     this.batch = new PendingBatch<>(limits.maxBatchSize(), ringSize);
   }
 
@@ -144,7 +149,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         throw stop;
       } catch (Throwable bug) {
         onBug(bug);
-        consumed.set(lastTaken); // the failed batch's slots are free
+        release(lastTaken); // the failed batch's slots are free
       }
       if (reachedMarker) {
         writer.awaitSettled();
@@ -228,7 +233,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         slot.mark(SubmissionSlot.EMPTY);
         lastTaken = sequence;
         if (kind == SubmissionSlot.CLOSE) {
-          consumed.set(sequence);
+          release(sequence);
           if (!batch.isEmpty()) {
             write(sequence); // everything before the marker goes out
           }
@@ -237,7 +242,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         }
       }
     }
-    consumed.set(to);
+    release(to);
     writeIfDue(l);
     return false;
   }
@@ -251,6 +256,16 @@ final class CoalescingConsumer<T, R> implements Runnable {
       writer.finishIdle(lastTaken);
     } else if (!lingers(l) && writer.ready()) {
       write(lastTaken);
+    }
+  }
+
+  /** Gives slots up to {@code sequence} back to producers, and wakes those waiting for room. */
+  private void release(long sequence) {
+    if (sequence > released) {
+      long slots = sequence - released;
+      released = sequence;
+      consumed.set(sequence);
+      gate.roomFreed(slots);
     }
   }
 
@@ -271,7 +286,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
   /** Hands the batch (every item up to {@code lastSequence}) to the writer. */
   private void write(long lastSequence) {
     waitStrategy.setDeadline(ConsumerWaitStrategy.NO_DEADLINE);
-    consumed.set(lastSequence); // producers may reuse these slots while the sink works
+    release(lastSequence); // producers may reuse these slots while the sink works
     PendingBatch<T, R> next = writer.write(batch, lastSequence);
     if (next != batch) {
       // Only on a change (async): a reference store into this long-lived object dirties a G1 card that a

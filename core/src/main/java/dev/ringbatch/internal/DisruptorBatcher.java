@@ -75,7 +75,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
         : new AsyncBatchWriter<>(name, ringSize, asyncSink, config.maxInFlightBatches(), limits.maxBatchSize(),
             ticker, handOver, completer, flushWaiters, waitStrategy::wake);
     this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
-        completer, flushWaiters, limits, ticker, gate::beginClose);
+        completer, flushWaiters, limits, ticker, gate);
     ThreadFactory factory = config.threadFactory();
     Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");

@@ -8,7 +8,6 @@ import dev.ringbatch.OverflowPolicy;
 import dev.ringbatch.RejectionReason;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
@@ -35,7 +34,9 @@ final class PublishGate {
   static final long REJECTED_CLOSED = -4;
   static final long REJECTED_ON_CONSUMER = -5;
 
-  private static final long MAX_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+  /** Rounds of spinning and yielding before a waiter parks: room often comes back within microseconds. */
+  private static final int SPIN_ROUNDS = 64;
+  private static final int YIELD_ROUNDS = 16;
 
   private final String name;
   private final RingBuffer<SubmissionSlot> ring;
@@ -46,6 +47,7 @@ final class PublishGate {
   private final GuardedStatsRecorders recorders;
   private final LongAdder[] rejections = new LongAdder[RejectionReason.values().length];
   private final LongAdder tombstones = new LongAdder();
+  private final RoomWaiters room = new RoomWaiters();
   private volatile int state = OPEN;
   private volatile int closeMarkers;
 
@@ -121,34 +123,63 @@ final class PublishGate {
       return REJECTED_FULL;
     }
     long start = System.nanoTime();
+    long deadline = submitTimeoutNanos > Long.MAX_VALUE - start ? Long.MAX_VALUE : start + submitTimeoutNanos;
+    return awaitRoom(deadline, null);
+  }
+
+  /**
+   * Claims a slot, waiting for room until {@code deadline} ({@link System#nanoTime()} terms): a few spins and
+   * yields, then parked in {@link RoomWaiters} until the consumer frees slots, with no timed wake-ups. A
+   * producer ({@code absorbInterrupt} null) gives up when interrupted ({@code REJECTED_INTERRUPTED}) or when
+   * the batcher closes ({@code REJECTED_CLOSED}); the closing thread passes {@code absorbInterrupt}, which is
+   * told of an interrupt while the wait goes on.
+   *
+   * @return the claimed sequence, or {@code REJECTED_TIMEOUT}, {@code REJECTED_INTERRUPTED}, {@code REJECTED_CLOSED}
+   */
+  long awaitRoom(long deadline, @Nullable Runnable absorbInterrupt) {
     for (int round = 0; ; round++) {
-      if (Thread.currentThread().isInterrupted()) {
-        return REJECTED_INTERRUPTED;
-      }
-      long waited = System.nanoTime() - start;
-      if (waited >= submitTimeoutNanos) {
-        return REJECTED_TIMEOUT;
-      }
-      backOff(round, submitTimeoutNanos - waited);
-      if (state != OPEN) {
-        return REJECTED_CLOSED;
+      if (absorbInterrupt == null) {
+        if (Thread.currentThread().isInterrupted()) {
+          return REJECTED_INTERRUPTED;
+        }
+        if (state != OPEN) {
+          return REJECTED_CLOSED;
+        }
+      } else if (Thread.interrupted()) {
+        absorbInterrupt.run();
       }
       long sequence = tryClaim();
       if (sequence >= 0) {
         return sequence;
       }
+      long remaining = deadline - System.nanoTime();
+      if (remaining <= 0) {
+        return REJECTED_TIMEOUT;
+      }
+      if (round < SPIN_ROUNDS) {
+        Thread.onSpinWait();
+      } else if (round < SPIN_ROUNDS + YIELD_ROUNDS) {
+        Thread.yield();
+      } else {
+        RoomWaiters.Waiter waiter = room.register();
+        try {
+          sequence = tryClaim(); // again after registering: room freed before it would not wake us
+          if (sequence >= 0) {
+            return sequence;
+          }
+          if (absorbInterrupt != null || state == OPEN) {
+            LockSupport.parkNanos(this, remaining); // until the consumer frees room, a close, or an interrupt
+          }
+        } finally {
+          room.leave(waiter);
+        }
+      }
     }
   }
 
-  /** Spins, then yields, then parks in short slices: room appears as soon as the consumer takes a run. */
-  static void backOff(int round, long remainingNanos) {
-    if (round < 64) {
-      Thread.onSpinWait();
-    } else if (round < 80) {
-      Thread.yield();
-    } else {
-      LockSupport.parkNanos(Math.min(remainingNanos, MAX_PARK_NANOS));
-    }
+  /** The consumer released {@code slots} slots: wakes about as many waiters. */
+  void roomFreed(long slots) {
+    room.roomFreed(slots);
   }
 
   private static RejectionReason reasonOf(long code) {
@@ -201,6 +232,7 @@ final class PublishGate {
   /** From now on, every claim publishes a tombstone and producers waiting for room give up. */
   void beginClose() {
     state = CLOSING;
+    room.wakeAll(); // after the state: a waiter registering later reads CLOSING before it parks
   }
 
   void closed() {
@@ -213,10 +245,15 @@ final class PublishGate {
     if (sequence < 0) {
       return false;
     }
+    publishCloseMarker(sequence);
+    return true;
+  }
+
+  /** Publishes the close marker in a claimed slot: everything before it is written, then the consumer stops. */
+  void publishCloseMarker(long sequence) {
     ring.get(sequence).mark(SubmissionSlot.CLOSE);
     closeMarkers = 1;
     ring.publish(sequence);
-    return true;
   }
 
   /** Items accepted so far: claimed sequences less tombstones and the marker. Exact once producers are done. */

@@ -40,7 +40,7 @@ public class LimitsSwapStress {
     SyncBatchWriter<Object, Void> writer = new SyncBatchWriter<>("limits", 2, sink, RetryPolicy.none(),
         Ticker.system(), handOver, completer, flushWaiters);
     consumer = new CoalescingConsumer<>("limits", ring, ring.newBarrier(), new Sequence(-1), wait, writer, handOver,
-        completer, flushWaiters, BatchLimits.ofDefaults(), Ticker.system(), () -> { });
+        completer, flushWaiters, BatchLimits.ofDefaults(), Ticker.system(), StressParts.gate(ring));
   }
 
   @Actor
