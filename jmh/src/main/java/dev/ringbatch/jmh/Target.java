@@ -39,12 +39,17 @@ abstract class Target {
 
   /** An implementation with {@code capacity} slots (ring or queue) and batches of at most {@code maxBatch}. */
   static Target create(String name, int capacity, int maxBatch) {
-    Consumer<List<Long>> counting = new CountingConsumer();
+    return create(name, capacity, maxBatch, new CountingConsumer());
+  }
+
+  /** As {@link #create(String, int, int)}, every implementation writing its batches with {@code writer}. */
+  static Target create(String name, int capacity, int maxBatch, Consumer<List<Long>> writer) {
+    Consumer<List<Long>> counting = writer;
     switch (name) {
       case "ringbatch":
-        return new Ringbatch(WaitMode.BLOCKING, capacity, maxBatch);
+        return new Ringbatch(WaitMode.BLOCKING, capacity, maxBatch, counting);
       case "ringbatch-yielding":
-        return new Ringbatch(WaitMode.YIELDING, capacity, maxBatch);
+        return new Ringbatch(WaitMode.YIELDING, capacity, maxBatch, counting);
       case "abq":
         return new Queue(QueueBatcher.arrayBlocking(capacity, maxBatch, counting));
       case "lbq":
@@ -69,10 +74,10 @@ abstract class Target {
   static final class Ringbatch extends Target {
     private final Batcher<Long, Void> batcher;
 
-    Ringbatch(WaitMode mode, int capacity, int maxBatch) {
+    Ringbatch(WaitMode mode, int capacity, int maxBatch, Consumer<List<Long>> writer) {
       batcher = Batcher.of("bench", BatcherConfig.builder().ringSize(capacity).maxBatchSize(maxBatch)
           .overflowPolicy(OverflowPolicy.BLOCK).submitTimeout(BatcherConfig.NO_TIMEOUT).waitMode(mode).build(),
-          BatchSink.noResult(new CountingConsumer()::accept));
+          BatchSink.noResult(writer::accept));
     }
 
     @Override

@@ -1,0 +1,116 @@
+package dev.ringbatch.jmh;
+
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Callers that wait for their result, as request threads do (issue 14): K callers, on platform or virtual
+ * threads, each calling {@code submit(item).join()} in a loop. One invocation runs every caller for
+ * {@code calls} calls and waits for all; the auxiliary counters give calls per second, process CPU time per
+ * call, and the mean batch size. Virtual threads need JDK 21+ (the benchmark fails with that message on 17).
+ *
+ * <p>Run: {@code java -jar jmh/target/benchmarks.jar CallerLoopBenchmark -p threads=virtual -p callers=1024
+ * -p sink=db -f 3}
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(1)
+public class CallerLoopBenchmark {
+  private static final Long ITEM = 1L;
+
+  @Param({"ringbatch", "abq", "lbq"})
+  public String target;
+
+  @Param({"platform", "virtual"})
+  public String threads;
+
+  @Param({"64"})
+  public int callers;
+
+  @Param({"noop", "db"})
+  public String sink;
+
+  /** Calls each caller makes per invocation: enough that starting the callers is a small share. */
+  @Param({"200"})
+  public int calls;
+
+  private Target impl;
+  private ExecutorService pool;
+
+  /** What one iteration measured, reported by JMH next to the score. */
+  @State(Scope.Thread)
+  @AuxCounters(AuxCounters.Type.EVENTS)
+  public static class Counters {
+    public long calls;
+    public long cpuNanos;
+    private long cpuAtStart;
+
+    @Setup(Level.Iteration)
+    public void begin() {
+      calls = 0;
+      cpuAtStart = processCpuNanos();
+    }
+
+    @TearDown(Level.Iteration)
+    public void end() {
+      cpuNanos = processCpuNanos() - cpuAtStart;
+    }
+  }
+
+  @Setup(Level.Trial)
+  public void start() {
+    impl = Target.create(target, 65_536, 4_096, SimulatedDatabase.named(sink));
+    pool = threads.equals("virtual") ? VirtualThreads.perTaskExecutor() : Executors.newFixedThreadPool(callers);
+  }
+
+  @TearDown(Level.Trial)
+  public void stop() throws Exception {
+    BatchLog.append(target + "/" + threads + "/" + sink, callers, impl.meanBatchSize());
+    pool.shutdownNow();
+    impl.close();
+  }
+
+  @Benchmark
+  public void callers(Counters counters) throws Exception {
+    List<Future<?>> running = new ArrayList<>(callers);
+    for (int c = 0; c < callers; c++) {
+      running.add(pool.submit(() -> {
+        for (int i = 0; i < calls; i++) {
+          impl.submit(ITEM).join();
+        }
+        return null;
+      }));
+    }
+    for (Future<?> f : running) {
+      f.get();
+    }
+    counters.calls += (long) callers * calls;
+  }
+
+  static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
+  }
+}

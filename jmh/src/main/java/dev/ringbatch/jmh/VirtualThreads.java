@@ -1,0 +1,19 @@
+package dev.ringbatch.jmh;
+
+import java.util.concurrent.ExecutorService;
+
+/** Virtual threads, which this Java 17 build reaches by reflection: present from JDK 21 on. */
+final class VirtualThreads {
+  private VirtualThreads() {}
+
+  /** An executor with one new virtual thread per task; fails with a clear message before JDK 21. */
+  static ExecutorService perTaskExecutor() {
+    try {
+      return (ExecutorService) java.util.concurrent.Executors.class
+          .getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+    } catch (ReflectiveOperationException e) {
+      throw new UnsupportedOperationException("virtual threads need JDK 21 or later; this is "
+          + Runtime.version() + ": run this benchmark on JDK 21+", e);
+    }
+  }
+}
