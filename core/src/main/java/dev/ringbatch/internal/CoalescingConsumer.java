@@ -262,10 +262,9 @@ final class CoalescingConsumer<T, R> implements Runnable {
   /** Gives slots up to {@code sequence} back to producers, and wakes those waiting for room. */
   private void release(long sequence) {
     if (sequence > released) {
-      long slots = sequence - released;
       released = sequence;
       consumed.set(sequence);
-      gate.roomFreed(slots);
+      gate.roomFreed();
     }
   }
 

@@ -6,6 +6,7 @@ import dev.ringbatch.BatcherClosedException;
 import dev.ringbatch.BatcherFullException;
 import dev.ringbatch.OverflowPolicy;
 import dev.ringbatch.RejectionReason;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
@@ -137,7 +138,7 @@ final class PublishGate {
    * @return the claimed sequence, or {@code REJECTED_TIMEOUT}, {@code REJECTED_INTERRUPTED}, {@code REJECTED_CLOSED}
    */
   long awaitRoom(long deadline, @Nullable Runnable absorbInterrupt) {
-    for (int round = 0; ; round++) {
+    for (int round = 0; ; round = Math.min(round + 1, SPIN_ROUNDS + YIELD_ROUNDS)) {
       if (absorbInterrupt == null) {
         if (Thread.currentThread().isInterrupted()) {
           return REJECTED_INTERRUPTED;
@@ -171,15 +172,22 @@ final class PublishGate {
             LockSupport.parkNanos(this, remaining); // until the consumer frees room, a close, or an interrupt
           }
         } finally {
-          room.leave(waiter);
+          if (room.leave(waiter)) {
+            wakeWaiters(); // picked by the consumer meanwhile: the wake may have been meant for another
+          }
         }
       }
     }
   }
 
-  /** The consumer released {@code slots} slots: wakes about as many waiters. */
-  void roomFreed(long slots) {
-    room.roomFreed(slots);
+  /** The consumer released slots: wakes as many waiters as the ring has room for. */
+  void roomFreed() {
+    VarHandle.fullFence(); // the release is visible before we look for waiters: see RoomWaiters
+    wakeWaiters();
+  }
+
+  private void wakeWaiters() {
+    room.wake(ring.remainingCapacity());
   }
 
   private static RejectionReason reasonOf(long code) {

@@ -1,6 +1,5 @@
 package dev.ringbatch.internal;
 
-import java.lang.invoke.VarHandle;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -9,21 +8,28 @@ import java.util.concurrent.locks.LockSupport;
  * Threads waiting for room in a full ring (producers under {@code BLOCK}, a close publishing its marker),
  * parked until the consumer frees slots: a blocked caller costs no CPU however long it waits.
  *
- * <p>No wake-up is lost: a waiter {@linkplain #register registers} (a CAS in the queue) and only then tries
+ * <p>No wake-up is lost. A waiter {@linkplain #register registers} (a CAS in the queue) and only then tries
  * its claim again before parking; the consumer releases slots (a store to its gating sequence), issues a full
- * fence, and only then looks for waiters ({@link #roomFreed}). Of two store-then-load pairs separated by full
+ * fence, and only then looks for waiters ({@link #wake}). Of two store-then-load pairs separated by full
  * fences, at least one sees the other's store: either the waiter's claim sees the room, or the consumer sees
- * the waiter and unparks it. Waiters are woken in arrival order, about as many as slots were freed; one that
- * then loses its slot to a newcomer registers again. Thread-safe.
+ * the waiter. Each registration's state moves once, by CAS: {@code WAITING -> WOKEN} (the consumer picked it)
+ * or {@code WAITING -> LEFT} (the waiter stopped waiting first). A waiter that leaves holding a wake it did
+ * not need (it had claimed a slot on its re-check, or timed out, was interrupted, saw the close) passes it on
+ * ({@link #leave} returns true and the caller wakes the next), as {@code AbstractQueuedSynchronizer} does; and
+ * the consumer wakes as many waiters as the ring has free slots, not just the slots it released, so any
+ * shortfall is repaired at the next release. Waiters are woken in arrival order. Thread-safe.
  */
 final class RoomWaiters {
   /** Abandoned entries (timed out, interrupted, closed) tolerated before a leaving waiter sweeps them. */
   private static final int SWEEP_AT = 1024;
+  private static final int WAITING = 0;
+  private static final int WOKEN = 1;
+  private static final int LEFT = 2;
 
-  /** One registration of one waiting thread; {@code done} once it stops waiting for this registration. */
+  /** One registration of one waiting thread. */
   static final class Waiter {
     final Thread thread;
-    volatile boolean done;
+    final AtomicInteger state = new AtomicInteger(WAITING);
 
     Waiter(Thread thread) {
       this.thread = thread;
@@ -41,32 +47,33 @@ final class RoomWaiters {
   }
 
   /**
-   * Waiter side: stops waiting without having been woken for this registration (it claimed a slot, timed
-   * out, was interrupted, or the batcher closed). Leaves the entry for the consumer to drop, sweeping now and
-   * then so that waiters who never get woken cannot grow the queue without bound.
+   * Waiter side: stops waiting on this registration (claimed, timed out, interrupted, closed). Returns true if
+   * the consumer had picked it meanwhile: the caller must then pass the wake on ({@link #wake} with the room
+   * there is), since whoever it was meant for may still be parked.
    */
-  void leave(Waiter waiter) {
-    if (waiter.done) {
-      return;
+  boolean leave(Waiter waiter) {
+    if (waiter.state.compareAndSet(WAITING, LEFT)) {
+      if (abandoned.incrementAndGet() >= SWEEP_AT) { // never polled: sweep now and then, so the queue stays small
+        abandoned.set(0);
+        queue.removeIf(w -> w.state.get() == LEFT);
+      }
+      return false;
     }
-    waiter.done = true;
-    if (abandoned.incrementAndGet() >= SWEEP_AT) {
-      abandoned.set(0);
-      queue.removeIf(w -> w.done);
-    }
+    return true;
   }
 
-  /** Consumer side, after releasing {@code slots} slots: wakes about that many waiters, oldest first. */
-  void roomFreed(long slots) {
-    VarHandle.fullFence(); // the release of the slots is visible before we look for waiters: see the class comment
+  /**
+   * After slots were released (the caller fenced or read the ring state after its release): wakes up to
+   * {@code room} waiters, oldest first. {@code room} is the ring's free capacity now.
+   */
+  void wake(long room) {
     if (queue.peek() == null) {
-      return; // nobody waits: the common case costs the fence and one read
+      return; // nobody waits: the common case costs one read
     }
     long woken = 0;
     Waiter waiter;
-    while (woken < slots && (waiter = queue.poll()) != null) {
-      if (!waiter.done) {
-        waiter.done = true; // this registration is used up: the thread registers again if it must wait more
+    while (woken < room && (waiter = queue.poll()) != null) {
+      if (waiter.state.compareAndSet(WAITING, WOKEN)) {
         LockSupport.unpark(waiter.thread);
         woken++;
       }
@@ -77,8 +84,7 @@ final class RoomWaiters {
   void wakeAll() {
     Waiter waiter;
     while ((waiter = queue.poll()) != null) {
-      if (!waiter.done) {
-        waiter.done = true;
+      if (waiter.state.compareAndSet(WAITING, WOKEN)) {
         LockSupport.unpark(waiter.thread);
       }
     }
