@@ -6,6 +6,7 @@ import dev.ringbatch.Batcher;
 import dev.ringbatch.CloseReport;
 import dev.ringbatch.RejectionReason;
 import dev.ringbatch.stats.StatsRecorder;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -15,8 +16,13 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
@@ -31,18 +37,24 @@ import org.jspecify.annotations.Nullable;
  *   <tr><th>name</th><th>type</th><th>tags</th><th>meaning</th></tr>
  *   <tr><td>{@code ringbatch.items}</td><td>counter</td><td>{@code result=written|failed|abandoned|rejected}</td>
  *       <td>items by outcome</td></tr>
- *   <tr><td>{@code ringbatch.rejections}</td><td>counter</td><td>{@code reason=full|timeout|interrupted|closed}</td>
+ *   <tr><td>{@code ringbatch.rejected}</td><td>counter</td><td>{@code reason=full|timeout|interrupted|closed}</td>
  *       <td>refused items by reason</td></tr>
  *   <tr><td>{@code ringbatch.batch.size}</td><td>distribution summary</td><td></td><td>items per batch</td></tr>
- *   <tr><td>{@code ringbatch.batch.write}</td><td>timer</td><td></td><td>time the sink took per batch</td></tr>
+ *   <tr><td>{@code ringbatch.batch.write}</td><td>timer</td><td>{@code outcome=success|partial|failure}</td>
+ *       <td>time the sink took per batch, retries included</td></tr>
+ *   <tr><td>{@code ringbatch.batch.retries}</td><td>counter</td><td></td><td>batch writes retried</td></tr>
  *   <tr><td>{@code ringbatch.ring.remaining}</td><td>gauge</td><td></td><td>free ring slots</td></tr>
  *   <tr><td>{@code ringbatch.ring.capacity}</td><td>gauge</td><td></td><td>ring slots</td></tr>
- *   <tr><td>{@code ringbatch.items.inflight}</td><td>gauge</td><td></td><td>accepted, not yet finished</td></tr>
+ *   <tr><td>{@code ringbatch.inflight}</td><td>gauge</td><td></td><td>accepted, not yet finished</td></tr>
  * </table>
  *
  * <p>Counters and gauges read {@link Batcher#stats()} when the registry is scraped and hold the batcher
  * weakly; the summary and the timer are fed by a {@link StatsRecorder} the binder registers. When the
  * batcher closes, or when this binder is {@linkplain #close() closed}, every meter is removed.
+ *
+ * <p>A batcher is bound to a registry at most once: binding it again to the same registry (a
+ * {@code monitor} call in an application whose Spring Boot starter already bound it) is a no-op, so no batch
+ * is counted twice; the first binding's tags stay. Binding it to another registry works as usual.
  *
  * <pre>{@code
  * Batcher<Order, Integer> orders = BatcherMetrics.monitor(registry, Batcher.of("orders", config, sink));
@@ -51,11 +63,19 @@ import org.jspecify.annotations.Nullable;
 public final class BatcherMetrics implements MeterBinder, AutoCloseable {
   static final String PREFIX = "ringbatch.";
 
+  /**
+   * The registries each batcher is bound to. Weak keys: an entry must not keep a dropped batcher alive; no
+   * value refers back to its batcher (gauges and function counters hold it weakly).
+   */
+  private static final Map<Batcher<?, ?>, Set<MeterRegistry>> BOUND = new WeakHashMap<>();
+
   private final Batcher<?, ?> batcher;
   private final Tags tags;
   private final List<Meter> meters = new CopyOnWriteArrayList<>();
   private volatile @Nullable MeterRegistry registry;
   private volatile @Nullable Recorder recorder;
+  /** Whether this binder owns the binding of its batcher to {@link #registry}, false for a repeated bind. */
+  private volatile boolean owner;
 
   /**
    * Creates a binder for {@code batcher}; call {@link #bindTo} to register the meters.
@@ -79,6 +99,12 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     return batcher;
   }
 
+  /**
+   * Registers the meters, unless {@code batcher} is already bound to {@code registry} by another binder: then
+   * this binder does nothing, and its {@link #close()} removes nothing.
+   *
+   * @throws IllegalStateException if this binder is already bound
+   */
   @Override
   public void bindTo(MeterRegistry registry) {
     requireNonNull(registry, "registry");
@@ -88,26 +114,42 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
       }
       this.registry = registry;
     }
+    synchronized (BOUND) {
+      Set<MeterRegistry> registries =
+          BOUND.computeIfAbsent(batcher, b -> Collections.newSetFromMap(new IdentityHashMap<>()));
+      if (!registries.add(registry)) {
+        return;
+      }
+      owner = true;
+    }
     for (String result : new String[] {"written", "failed", "abandoned", "rejected"}) {
       counter(registry, "items", "Items of the batcher by outcome", Tags.of("result", result),
           itemsBy(result));
     }
     for (RejectionReason reason : RejectionReason.values()) {
-      counter(registry, "rejections", "Items the batcher refused, by reason",
+      counter(registry, "rejected", "Items the batcher refused, by reason",
           Tags.of("reason", reason.name().toLowerCase(Locale.ROOT)), b -> b.stats().rejected(reason));
     }
     gauge(registry, "ring.remaining", "Free slots in the batcher's ring", b -> b.stats().remainingCapacity());
     gauge(registry, "ring.capacity", "Slots in the batcher's ring", b -> b.stats().ringSize());
-    gauge(registry, "items.inflight", "Items accepted and not yet written, failed or abandoned",
+    gauge(registry, "inflight", "Items accepted and not yet written, failed or abandoned",
         b -> b.stats().inFlight());
     DistributionSummary sizes = DistributionSummary.builder(PREFIX + "batch.size")
         .description("Items per batch handed to the sink").baseUnit("items").tags(tags)
         .register(registry);
-    Timer writes = Timer.builder(PREFIX + "batch.write").description("Time the sink took to write a batch")
-        .tags(tags).register(registry);
+    Timer[] writes = new Timer[Outcome.values().length];
+    for (Outcome outcome : Outcome.values()) {
+      writes[outcome.ordinal()] = Timer.builder(PREFIX + "batch.write")
+          .description("Time the sink took to write a batch, retries included, by outcome")
+          .tags(tags).tag("outcome", outcome.tag).register(registry);
+      meters.add(writes[outcome.ordinal()]);
+    }
+    Counter retries = Counter.builder(PREFIX + "batch.retries")
+        .description("Batch writes retried by the batcher's retry policy").baseUnit("retries").tags(tags)
+        .register(registry);
     meters.add(sizes);
-    meters.add(writes);
-    Recorder r = new Recorder(sizes, writes);
+    meters.add(retries);
+    Recorder r = new Recorder(sizes, writes, retries);
     recorder = r;
     batcher.addStatsRecorder(r);
     if (batcher.isClosed() && batcher.closeReport() != null) {
@@ -143,6 +185,16 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
   /** Removes every meter from the registry and stops recording. Idempotent. */
   @Override
   public void close() {
+    MeterRegistry bound = registry;
+    if (owner && bound != null) {
+      owner = false;
+      synchronized (BOUND) {
+        Set<MeterRegistry> registries = BOUND.get(batcher);
+        if (registries != null && registries.remove(bound) && registries.isEmpty()) {
+          BOUND.remove(batcher);
+        }
+      }
+    }
     Recorder r = recorder;
     recorder = null;
     if (r != null) {
@@ -157,20 +209,42 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     meters.clear();
   }
 
-  /** Feeds the summary and the timer; removes the meters when the batcher closes. */
+  /** The {@code outcome} tag of the write timer: every item written, some failed, or all failed. */
+  private enum Outcome {
+    SUCCESS("success"), PARTIAL("partial"), FAILURE("failure");
+
+    final String tag;
+
+    Outcome(String tag) {
+      this.tag = tag;
+    }
+
+    static Outcome of(int size, int failed) {
+      return failed == 0 ? SUCCESS : failed >= size ? FAILURE : PARTIAL;
+    }
+  }
+
+  /** Feeds the summary, the timers and the retry counter; removes the meters when the batcher closes. */
   private final class Recorder implements StatsRecorder {
     private final DistributionSummary sizes;
-    private final Timer writes;
+    private final Timer[] writes;
+    private final Counter retries;
 
-    Recorder(DistributionSummary sizes, Timer writes) {
+    Recorder(DistributionSummary sizes, Timer[] writes, Counter retries) {
       this.sizes = sizes;
       this.writes = writes;
+      this.retries = retries;
     }
 
     @Override
     public void recordBatch(int size, long weight, long writeNanos, int failed) {
       sizes.record(size);
-      writes.record(writeNanos, TimeUnit.NANOSECONDS);
+      writes[Outcome.of(size, failed).ordinal()].record(writeNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void recordRetry(int attempt, Throwable cause) {
+      retries.increment();
     }
 
     @Override

@@ -7,6 +7,7 @@ import dev.ringbatch.Batch;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
 import dev.ringbatch.OverflowPolicy;
+import dev.ringbatch.RetryPolicy;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -68,9 +70,9 @@ class BatcherMetricsTest {
         .totalAmount()).isEqualTo(10);
     long batches = b.stats().batches();
     assertThat(registry.get("ringbatch.batch.size").summary().count()).isEqualTo(batches);
-    assertThat(registry.get("ringbatch.batch.write").tag("name", "orders").timer().count()).isEqualTo(batches);
+    assertThat(writes("success") + writes("partial") + writes("failure")).isEqualTo(batches);
     assertThat(registry.get("ringbatch.ring.capacity").gauge().value()).isEqualTo(64);
-    assertThat(registry.get("ringbatch.items.inflight").gauge().value()).isZero();
+    assertThat(registry.get("ringbatch.inflight").gauge().value()).isZero();
   }
 
   @Test
@@ -82,23 +84,26 @@ class BatcherMetricsTest {
       b.offer(i * 2); // 4 fit in the ring, 2 are dropped
     }
 
-    assertThat(count("ringbatch.rejections", "reason", "full")).isEqualTo(2);
-    assertThat(count("ringbatch.rejections", "reason", "timeout")).isZero();
+    assertThat(count("ringbatch.rejected", "reason", "full")).isEqualTo(2);
+    assertThat(count("ringbatch.rejected", "reason", "timeout")).isZero();
     assertThat(count("ringbatch.items", "result", "rejected")).isEqualTo(2);
     assertThat(registry.get("ringbatch.ring.remaining").gauge().value()).isZero();
-    assertThat(registry.get("ringbatch.items.inflight").gauge().value()).isEqualTo(5);
+    assertThat(registry.get("ringbatch.inflight").gauge().value()).isEqualTo(5);
   }
 
   @Test
   void everyMeter_hasNameTagDescriptionAndBaseUnit() {
     BatcherMetrics.monitor(registry, start(64));
 
-    assertThat(registry.getMeters()).hasSize(4 + 4 + 3 + 2);
+    assertThat(registry.getMeters()).hasSize(4 + 4 + 3 + 1 + 3 + 1);
     for (Meter meter : registry.getMeters()) {
       assertThat(meter.getId().getName()).startsWith("ringbatch.");
       assertThat(meter.getId().getTag("name")).isEqualTo("orders");
       assertThat(meter.getId().getDescription()).isNotBlank();
-      if (!meter.getId().getName().equals("ringbatch.batch.write")) {
+      String name = meter.getId().getName();
+      if (name.equals("ringbatch.batch.retries")) {
+        assertThat(meter.getId().getBaseUnit()).isEqualTo("retries");
+      } else if (!name.equals("ringbatch.batch.write")) {
         assertThat(meter.getId().getBaseUnit()).isEqualTo("items");
       }
     }
@@ -134,6 +139,96 @@ class BatcherMetricsTest {
     assertThatThrownBy(() -> metrics.bindTo(new SimpleMeterRegistry()))
         .isExactlyInstanceOf(IllegalStateException.class)
         .hasMessage("BatcherMetrics of batcher 'orders' is already bound");
+  }
+
+  @Test
+  void writeTimer_taggedByOutcome() {
+    Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start(64));
+    b.submit(2).join();                                              // success
+    b.submit(3).exceptionally(e -> null).join();                     // failure: its only item failed
+    b.flush().join();
+
+    assertThat(writes("success")).isEqualTo(1);
+    assertThat(writes("failure")).isEqualTo(1);
+    assertThat(writes("partial")).isZero();
+  }
+
+  @Test
+  void writeTimer_partialBatch_taggedPartial() throws Exception {
+    Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start(64));
+    b.submit(1000); // holds the consumer at the gate, alone in its batch
+    org.awaitility.Awaitility.await().atMost(WAIT).until(() -> b.stats().remainingCapacity() == 64);
+    CompletableFuture<Void> even = b.submit(4);
+    CompletableFuture<Void> odd = b.submit(5);
+    gate.countDown();
+    even.join();
+    odd.exceptionally(e -> null).join();
+
+    assertThat(writes("success")).isEqualTo(1);
+    assertThat(writes("partial")).isEqualTo(1);
+    assertThat(writes("failure")).isZero();
+  }
+
+  @Test
+  void retries_counted() {
+    AtomicInteger calls = new AtomicInteger();
+    batcher = Batcher.of("orders", BatcherConfig.builder()
+        .retryPolicy(RetryPolicy.builder().maxAttempts(3).initialBackoff(Duration.ZERO).maxBackoff(Duration.ZERO)
+            .build()).build(), (Batch<Integer, Void> batch) -> {
+          if (calls.incrementAndGet() < 3) {
+            throw new IllegalStateException("down");
+          }
+          batch.completeRemaining(null);
+        });
+    BatcherMetrics.monitor(registry, batcher);
+
+    batcher.submit(1).join();
+
+    assertThat(registry.get("ringbatch.batch.retries").tag("name", "orders").counter().count()).isEqualTo(2);
+    assertThat(writes("success")).isEqualTo(1);
+  }
+
+  @Test
+  void monitor_twiceOnOneRegistry_countsEveryBatchOnce() {
+    Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start(64));
+    BatcherMetrics.monitor(registry, b, "service", "shop");
+    for (int i = 0; i < 10; i++) {
+      b.submit(i * 2).join();
+    }
+
+    assertThat(registry.get("ringbatch.batch.size").summary().count()).isEqualTo(b.stats().batches());
+    assertThat(registry.get("ringbatch.batch.size").summary().totalAmount()).isEqualTo(10);
+    assertThat(registry.find("ringbatch.items").tag("service", "shop").meters()).isEmpty();
+  }
+
+  @Test
+  void monitor_onTwoRegistries_bindsBoth_andCloseOfTheRepeatRemovesNothing() {
+    SimpleMeterRegistry other = new SimpleMeterRegistry();
+    Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start(64));
+    BatcherMetrics.monitor(other, b);
+    BatcherMetrics repeat = new BatcherMetrics(b, Tags.empty());
+    repeat.bindTo(registry);
+    repeat.close();
+    b.submit(2).join();
+
+    assertThat(registry.get("ringbatch.batch.size").summary().count()).isEqualTo(1);
+    assertThat(other.get("ringbatch.batch.size").summary().count()).isEqualTo(1);
+  }
+
+  @Test
+  void binderClose_thenRebind_bindsAgain() {
+    Batcher<Integer, Void> b = start(64);
+    BatcherMetrics first = new BatcherMetrics(b, Tags.empty());
+    first.bindTo(registry);
+    first.close();
+    BatcherMetrics.monitor(registry, b);
+    b.submit(2).join();
+
+    assertThat(registry.get("ringbatch.batch.size").summary().count()).isEqualTo(1);
+  }
+
+  private long writes(String outcome) {
+    return registry.get("ringbatch.batch.write").tag("name", "orders").tag("outcome", outcome).timer().count();
   }
 
   private double count(String name, String tag, String value) {

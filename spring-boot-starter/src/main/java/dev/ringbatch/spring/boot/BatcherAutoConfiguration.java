@@ -21,8 +21,9 @@ public class BatcherAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  public BatcherFactory batcherFactory(BatcherProperties properties) {
-    return new BatcherFactory(properties);
+  public BatcherFactory batcherFactory(BatcherProperties properties,
+      ObjectProvider<BatcherConfigCustomizer> customizers) {
+    return new BatcherFactory(properties, customizers.orderedStream().toList());
   }
 
   @Bean

@@ -1,14 +1,14 @@
 package dev.ringbatch.spring.boot;
 
 import dev.ringbatch.Batcher;
-import dev.ringbatch.CloseReport;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.SmartLifecycle;
 
@@ -19,12 +19,19 @@ import org.springframework.context.SmartLifecycle;
  * has stopped taking requests before the batchers close, and every lifecycle stops before beans are
  * destroyed, so the batchers have drained before the {@code DataSource} closes. All batchers share
  * {@code ringbatch.shutdown-timeout}; what a batcher cannot write in time is abandoned, its callers told.
+ *
+ * <p>Each close report is logged here, at {@code INFO} when the batcher drained and at {@code WARN} with the
+ * abandoned count when it did not, through Spring's logging (commons-logging, so SLF4J and Logback in a Boot
+ * application). Not through {@code System.Logger} like the core: on a real JVM exit (SIGTERM,
+ * {@code System.exit}) the JDK's {@code LogManager} shutdown hook resets {@code java.util.logging} in parallel
+ * with Spring's shutdown hook, and what the core logs then through JUL (and Boot's JUL-to-SLF4J bridge) is lost.
+ * Boot shuts its logging system down only after the context has closed, so these lines are written.
  */
 public class BatcherLifecycle implements SmartLifecycle {
   /** Stops after the web server (graceful shutdown at DEFAULT_PHASE - 1024, stop at DEFAULT_PHASE - 2048). */
   public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
 
-  private static final System.Logger LOG = System.getLogger(BatcherLifecycle.class.getName());
+  private static final Log LOG = LogFactory.getLog(BatcherLifecycle.class);
 
   private final BatcherFactory factory;
   private final ObjectProvider<Batcher<?, ?>> beans;
@@ -46,7 +53,7 @@ public class BatcherLifecycle implements SmartLifecycle {
     }
     for (String configured : factory.configuredNames().keySet()) {
       if (!names.contains(configured)) {
-        LOG.log(Level.WARNING, "ringbatch.batchers." + configured + ".* is set, but no batcher named '"
+        LOG.warn("ringbatch.batchers." + configured + ".* is set, but no batcher named '"
             + configured + "' was created; check the name");
       }
     }
@@ -54,23 +61,15 @@ public class BatcherLifecycle implements SmartLifecycle {
 
   @Override
   public void stop() {
+    running = false;
     long deadline = System.nanoTime() + timeout.toNanos();
     for (Batcher<?, ?> batcher : batchers()) {
       Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-      CloseReport report = batcher.close(remaining);
-      LOG.log(report.drained() ? Level.INFO : Level.WARNING,
-          "ringbatch batcher '" + batcher.name() + "' closed on shutdown: " + report);
-      if (factory.sinkOf(batcher) instanceof AutoCloseable sink) {
-        try {
-          sink.close();
-        } catch (Exception e) {
-          LOG.log(Level.WARNING, "closing the sink of batcher '" + batcher.name() + "' failed", e);
-        }
-      }
+      factory.closeAndLog(batcher, remaining, "closed on shutdown");
     }
-    running = false;
   }
 
+  /** Whether the application runs: started and not yet stopping. A batcher closed meanwhile is unexpected. */
   @Override
   public boolean isRunning() {
     return running;

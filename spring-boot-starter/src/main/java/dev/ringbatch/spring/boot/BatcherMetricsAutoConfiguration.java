@@ -3,18 +3,17 @@ package dev.ringbatch.spring.boot;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.micrometer.BatcherMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.binder.MeterBinder;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Binds the meters of every batcher (the {@link BatcherFactory}'s and every {@link Batcher} bean) when a
- * {@link MeterRegistry} exists. Off with {@code ringbatch.metrics.enabled=false}.
+ * Binds the meters of every batcher (every one the {@link BatcherFactory} creates, whenever, and every
+ * {@link Batcher} bean) when a {@link MeterRegistry} exists, through a {@link BatcherMeterBinder}. Off with {@code ringbatch.metrics.enabled=false}.
  */
 @AutoConfiguration(after = BatcherAutoConfiguration.class,
     afterName = {
@@ -27,7 +26,8 @@ import org.springframework.context.annotation.Bean;
 public class BatcherMetricsAutoConfiguration {
 
   @Bean
-  public MeterBinder ringbatchMeterBinder(BatcherLifecycle lifecycle) {
-    return registry -> lifecycle.batchers().forEach(b -> new BatcherMetrics(b, Tags.empty()).bindTo(registry));
+  @ConditionalOnMissingBean
+  public BatcherMeterBinder ringbatchMeterBinder(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> batchers) {
+    return new BatcherMeterBinder(factory, batchers);
   }
 }

@@ -36,6 +36,8 @@ public class BatcherProperties {
 
   private final Metrics metrics = new Metrics();
 
+  private final Health health = new Health();
+
   public boolean isEnabled() {
     return enabled;
   }
@@ -70,6 +72,57 @@ public class BatcherProperties {
 
   public Metrics getMetrics() {
     return metrics;
+  }
+
+  public Health getHealth() {
+    return health;
+  }
+
+  /** Settings of the {@code ringbatch} health contributor. */
+  public static class Health {
+    /** The status of a batcher whose ring stays full or whose recent failure ratio is too high. */
+    private String degradedStatus = "OUT_OF_SERVICE";
+
+    /** How long the ring must be seen full, from one health check to a later one, to report degraded. */
+    private Duration ringFullFor = Duration.ofSeconds(10);
+
+    /** Above this share of failed items among the recent ones the batcher is degraded; 1 turns the check off. */
+    private double failureRatio = 0.5;
+
+    /** How many of the latest batches the failure ratio is taken over. */
+    private int failureWindow = 20;
+
+    public String getDegradedStatus() {
+      return degradedStatus;
+    }
+
+    public void setDegradedStatus(String degradedStatus) {
+      this.degradedStatus = degradedStatus;
+    }
+
+    public Duration getRingFullFor() {
+      return ringFullFor;
+    }
+
+    public void setRingFullFor(Duration ringFullFor) {
+      this.ringFullFor = ringFullFor;
+    }
+
+    public double getFailureRatio() {
+      return failureRatio;
+    }
+
+    public void setFailureRatio(double failureRatio) {
+      this.failureRatio = failureRatio;
+    }
+
+    public int getFailureWindow() {
+      return failureWindow;
+    }
+
+    public void setFailureWindow(int failureWindow) {
+      this.failureWindow = failureWindow;
+    }
   }
 
   /** Metrics settings. */
@@ -114,6 +167,46 @@ public class BatcherProperties {
 
     /** How many batches an asynchronous sink may have in flight at once. */
     private @Nullable Integer maxInFlightBatches;
+
+    /** Under the block policy, wait for room as long as it takes; excludes submit-timeout. */
+    private @Nullable Boolean blockWithoutTimeout;
+
+    /** The consumer thread: platform, or virtual (Java 21 or later). */
+    private @Nullable ConsumerThread consumerThread;
+
+    /** Independent rings, consumers and sinks behind one batcher; for {@code BatcherFactory.createSharded}. */
+    private @Nullable Integer shards;
+
+    /** Retries of a batch whose sink threw; any key set here turns retries on. */
+    private final Retry retry = new Retry();
+
+    public @Nullable Boolean getBlockWithoutTimeout() {
+      return blockWithoutTimeout;
+    }
+
+    public void setBlockWithoutTimeout(@Nullable Boolean blockWithoutTimeout) {
+      this.blockWithoutTimeout = blockWithoutTimeout;
+    }
+
+    public @Nullable ConsumerThread getConsumerThread() {
+      return consumerThread;
+    }
+
+    public void setConsumerThread(@Nullable ConsumerThread consumerThread) {
+      this.consumerThread = consumerThread;
+    }
+
+    public @Nullable Integer getShards() {
+      return shards;
+    }
+
+    public void setShards(@Nullable Integer shards) {
+      this.shards = shards;
+    }
+
+    public Retry getRetry() {
+      return retry;
+    }
 
     public @Nullable Integer getMaxInFlightBatches() {
       return maxInFlightBatches;
@@ -185,6 +278,80 @@ public class BatcherProperties {
 
     public void setCloseTimeout(@Nullable Duration closeTimeout) {
       this.closeTimeout = closeTimeout;
+    }
+  }
+
+  /** A batcher's retry policy; each key maps onto the same-named option of {@code RetryPolicy.Builder}. */
+  public static class Retry {
+    /** Attempts in all, the first included (1 to 100; 3 when only other retry keys are set). */
+    private @Nullable Integer maxAttempts;
+
+    /** The wait before the first retry (100ms when unset). */
+    private @Nullable Duration initialBackoff;
+
+    /** The longest wait between two attempts (5s when unset). */
+    private @Nullable Duration maxBackoff;
+
+    /** The growth of the wait from one retry to the next, 1 to 10 (2 when unset). */
+    private @Nullable Double multiplier;
+
+    /** The random share of each wait, 0 to 1 (0.2 when unset). */
+    private @Nullable Double jitter;
+
+    /** No retry starts later than this after the first failure (30s when unset). */
+    private @Nullable Duration maxElapsed;
+
+    boolean isSet() {
+      return maxAttempts != null || initialBackoff != null || maxBackoff != null || multiplier != null
+          || jitter != null || maxElapsed != null;
+    }
+
+    public @Nullable Integer getMaxAttempts() {
+      return maxAttempts;
+    }
+
+    public void setMaxAttempts(@Nullable Integer maxAttempts) {
+      this.maxAttempts = maxAttempts;
+    }
+
+    public @Nullable Duration getInitialBackoff() {
+      return initialBackoff;
+    }
+
+    public void setInitialBackoff(@Nullable Duration initialBackoff) {
+      this.initialBackoff = initialBackoff;
+    }
+
+    public @Nullable Duration getMaxBackoff() {
+      return maxBackoff;
+    }
+
+    public void setMaxBackoff(@Nullable Duration maxBackoff) {
+      this.maxBackoff = maxBackoff;
+    }
+
+    public @Nullable Double getMultiplier() {
+      return multiplier;
+    }
+
+    public void setMultiplier(@Nullable Double multiplier) {
+      this.multiplier = multiplier;
+    }
+
+    public @Nullable Double getJitter() {
+      return jitter;
+    }
+
+    public void setJitter(@Nullable Double jitter) {
+      this.jitter = jitter;
+    }
+
+    public @Nullable Duration getMaxElapsed() {
+      return maxElapsed;
+    }
+
+    public void setMaxElapsed(@Nullable Duration maxElapsed) {
+      this.maxElapsed = maxElapsed;
     }
   }
 }

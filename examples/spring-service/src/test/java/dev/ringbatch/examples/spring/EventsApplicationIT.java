@@ -86,8 +86,14 @@ class EventsApplicationIT {
     assertThat(value(prometheus, "ringbatch_batch_size_items_count", "")).isEqualTo(events.stats().batches());
     assertThat(events.stats().batches() - batchesBefore).as("batches for %s events", CLIENTS * PER_CLIENT)
         .isLessThan(CLIENTS * PER_CLIENT);
-    assertThat(prometheus).contains("ringbatch_batch_write_seconds_count{name=\"events\"")
-        .contains("ringbatch_ring_capacity_items{name=\"events\"} 4096.0");
+    assertThat(prometheus).contains("ringbatch_batch_write_seconds_count{name=\"events\",outcome=\"success\"}")
+        .contains("ringbatch_ring_capacity_items{name=\"events\"} 4096.0")
+        .contains("ringbatch_inflight_items{name=\"events\"}")
+        .contains("ringbatch_rejected_items_total{name=\"events\",reason=\"full\"}")
+        .contains("ringbatch_batch_retries_total{name=\"events\"}")
+        .doesNotContain("ringbatch_items_inflight_items").doesNotContain("ringbatch_rejections");
+    assertThat(prometheus.lines().filter(l -> l.startsWith("ringbatch_batch_size_items_count{")).count())
+        .as("one batch size summary per batcher").isEqualTo(1);
     System.out.println("Prometheus output, ringbatch meters:");
     prometheus.lines().filter(l -> l.startsWith("ringbatch_")).forEach(System.out::println);
   }
@@ -101,6 +107,22 @@ class EventsApplicationIT {
     assertThat(first.statusCode()).isEqualTo(201);
     assertThat(second.statusCode()).isEqualTo(422);
     assertThat(second.body()).contains("duplicate key");
+  }
+
+  @Test
+  void actuator_showsHealthAndBatchers_andRefusesWritesByDefault() throws Exception {
+    String health = get("/actuator/health/ringbatch");
+    assertThat(health).contains("\"status\":\"UP\"").contains("\"events\"").contains("\"ringSize\":4096");
+    String batchers = get("/actuator/batchers");
+    assertThat(batchers).contains("\"events\"").contains("\"maxBatchSize\":1000");
+    System.out.println("GET /actuator/health/ringbatch: " + health);
+    System.out.println("GET /actuator/batchers: " + batchers);
+
+    HttpResponse<String> write = http.send(HttpRequest.newBuilder(uri("/actuator/batchers/events"))
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString("{\"maxBatchSize\":10}")).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(write.statusCode()).as("write operations are off by default").isIn(404, 405);
+    assertThat(events.limits().maxBatchSize()).isEqualTo(1000);
   }
 
   private HttpResponse<String> post(String body) throws Exception {

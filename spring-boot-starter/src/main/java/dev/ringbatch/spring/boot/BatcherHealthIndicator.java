@@ -1,0 +1,162 @@
+package dev.ringbatch.spring.boot;
+
+import dev.ringbatch.Batcher;
+import dev.ringbatch.BatcherStats;
+import dev.ringbatch.CloseReport;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.function.LongSupplier;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+
+/**
+ * The {@code ringbatch} health: the worst status of every batcher, with details per batcher.
+ *
+ * <ul>
+ *   <li>{@code DOWN}: the batcher was closed while the application runs (not by the shutdown).</li>
+ *   <li>{@code ringbatch.health.degraded-status} ({@code OUT_OF_SERVICE}): its ring was seen full at health
+ *       checks spanning at least {@code ringbatch.health.ring-full-for}, or more than
+ *       {@code ringbatch.health.failure-ratio} of the items of its last {@code ringbatch.health.failure-window}
+ *       batches failed.</li>
+ *   <li>{@code UP} otherwise, and again once the ring has room and the failures have left the window.</li>
+ * </ul>
+ *
+ * Whether the consumer thread is alive is not visible through the public {@code Batcher} API, so it is not
+ * checked; the core catches every sink failure, so that thread does not die of one.
+ */
+public class BatcherHealthIndicator extends AbstractHealthIndicator {
+  private final BatcherLifecycle lifecycle;
+  private final BatcherProperties.Health settings;
+  private final Status degraded;
+  private final LongSupplier nanoTime;
+  private final Map<Batcher<?, ?>, FailureWindow> windows = Collections.synchronizedMap(new WeakHashMap<>());
+
+  /**
+   * @throws InvalidConfigurationPropertyValueException if a {@code ringbatch.health.*} property is out of range
+   */
+  public BatcherHealthIndicator(BatcherFactory factory, BatcherLifecycle lifecycle, BatcherProperties.Health settings) {
+    this(factory, lifecycle, settings, System::nanoTime);
+  }
+
+  BatcherHealthIndicator(BatcherFactory factory, BatcherLifecycle lifecycle, BatcherProperties.Health settings,
+      LongSupplier nanoTime) {
+    super("ringbatch health check failed");
+    this.lifecycle = lifecycle;
+    this.settings = settings;
+    this.nanoTime = nanoTime;
+    double ratio = settings.getFailureRatio();
+    if (!(ratio >= 0 && ratio <= 1)) {
+      throw new InvalidConfigurationPropertyValueException("ringbatch.health.failure-ratio", ratio,
+          "failure-ratio must be from 0 to 1 but was " + ratio);
+    }
+    if (settings.getFailureWindow() < 1) {
+      throw new InvalidConfigurationPropertyValueException("ringbatch.health.failure-window",
+          settings.getFailureWindow(), "failure-window must be at least 1 but was " + settings.getFailureWindow());
+    }
+    if (settings.getRingFullFor().isNegative()) {
+      throw new InvalidConfigurationPropertyValueException("ringbatch.health.ring-full-for",
+          settings.getRingFullFor(), "ring-full-for must not be negative but was " + settings.getRingFullFor());
+    }
+    String code = settings.getDegradedStatus();
+    if (code == null || code.isBlank() || code.equals(Status.UP.getCode())) {
+      throw new InvalidConfigurationPropertyValueException("ringbatch.health.degraded-status", String.valueOf(code),
+          "degraded-status must name a status other than UP, such as OUT_OF_SERVICE");
+    }
+    this.degraded = new Status(code);
+    factory.whenCreated(this::window);
+  }
+
+  @Override
+  protected void doHealthCheck(Health.Builder builder) {
+    Status worst = Status.UP;
+    Map<String, Object> details = new LinkedHashMap<>();
+    for (Batcher<?, ?> batcher : lifecycle.batchers()) {
+      Map<String, Object> detail = new LinkedHashMap<>();
+      Status status = check(batcher, detail);
+      details.put(batcher.name(), detail);
+      worst = worse(worst, status);
+    }
+    builder.status(worst).withDetails(details);
+  }
+
+  private Status check(Batcher<?, ?> batcher, Map<String, Object> detail) {
+    FailureWindow window = window(batcher);
+    BatcherStats stats = batcher.stats();
+    Status status = Status.UP;
+    String reason = null;
+    if (batcher.isClosed()) {
+      CloseReport report = batcher.closeReport();
+      status = lifecycle.isRunning() ? Status.DOWN : Status.OUT_OF_SERVICE;
+      reason = lifecycle.isRunning() ? "closed while the application runs" : "closed by the shutdown";
+      if (report != null) {
+        detail.put("closeReport", report.toString());
+      }
+    } else {
+      long now = nanoTime.getAsLong();
+      if (stats.remainingCapacity() == 0) {
+        if (window.fullSinceNanos < 0) {
+          window.fullSinceNanos = now;
+        }
+        Duration full = Duration.ofNanos(now - window.fullSinceNanos);
+        if (full.compareTo(settings.getRingFullFor()) >= 0) {
+          status = degraded;
+          reason = "ring full for at least " + full;
+        }
+      } else {
+        window.fullSinceNanos = -1;
+      }
+      double ratio = window.failureRatio();
+      if (status == Status.UP && ratio > settings.getFailureRatio()) {
+        status = degraded;
+        reason = String.format("%.0f%% of the items of the latest batches failed", ratio * 100);
+      }
+      detail.put("recentFailureRatio", ratio);
+    }
+    detail.put("status", status.getCode());
+    if (reason != null) {
+      detail.put("reason", reason);
+    }
+    detail.put("ringRemaining", stats.remainingCapacity());
+    detail.put("ringSize", stats.ringSize());
+    detail.put("inFlight", stats.inFlight());
+    detail.put("written", stats.written());
+    detail.put("failed", stats.failed());
+    detail.put("rejected", stats.rejected());
+    String lastFailure = window.lastFailure();
+    if (lastFailure != null) {
+      detail.put("lastFailure", lastFailure);
+    }
+    String lastRetryCause = window.lastRetryCause();
+    if (lastRetryCause != null) {
+      detail.put("lastRetryCause", lastRetryCause);
+    }
+    return status;
+  }
+
+  /** The window of {@code batcher}, made and registered the first time it is asked for. */
+  private FailureWindow window(Batcher<?, ?> batcher) {
+    synchronized (windows) {
+      FailureWindow window = windows.get(batcher);
+      if (window == null) {
+        window = new FailureWindow(settings.getFailureWindow());
+        windows.put(batcher, window);
+        batcher.addStatsRecorder(window);
+      }
+      return window;
+    }
+  }
+
+  /** DOWN is worst, then the degraded status (or any other), then UP. */
+  private static Status worse(Status a, Status b) {
+    return rank(b) > rank(a) ? b : a;
+  }
+
+  private static int rank(Status status) {
+    return status.equals(Status.DOWN) ? 3 : status.equals(Status.UP) ? 0 : 2;
+  }
+}

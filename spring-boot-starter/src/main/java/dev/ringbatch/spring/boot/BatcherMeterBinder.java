@@ -1,0 +1,29 @@
+package dev.ringbatch.spring.boot;
+
+import dev.ringbatch.Batcher;
+import dev.ringbatch.micrometer.BatcherMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import org.springframework.beans.factory.ObjectProvider;
+
+/**
+ * Binds the meters of every batcher to the registries Spring Boot binds {@link MeterBinder}s to: each
+ * {@link Batcher} bean, and every batcher the {@link BatcherFactory} creates, before or after startup.
+ * {@link BatcherMetrics} binds a batcher to a registry once, so an application that also calls
+ * {@code BatcherMetrics.monitor} on the same registry counts nothing twice.
+ */
+public class BatcherMeterBinder implements MeterBinder {
+  private final BatcherFactory factory;
+  private final ObjectProvider<Batcher<?, ?>> beans;
+
+  public BatcherMeterBinder(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> beans) {
+    this.factory = factory;
+    this.beans = beans;
+  }
+
+  @Override
+  public void bindTo(MeterRegistry registry) {
+    factory.whenCreated(batcher -> BatcherMetrics.monitor(registry, batcher));
+    beans.orderedStream().forEach(batcher -> BatcherMetrics.monitor(registry, batcher));
+  }
+}

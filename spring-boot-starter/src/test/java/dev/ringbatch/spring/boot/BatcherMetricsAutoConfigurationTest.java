@@ -1,0 +1,91 @@
+package dev.ringbatch.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ringbatch.BatchSink;
+import dev.ringbatch.Batcher;
+import dev.ringbatch.micrometer.BatcherMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+class BatcherMetricsAutoConfigurationTest {
+
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class,
+          SimpleMetricsExportAutoConfiguration.class, BatcherAutoConfiguration.class,
+          BatcherMetricsAutoConfiguration.class));
+
+  /** A batcher from the factory that the application also binds itself, the way docs/metrics.md shows. */
+  @Configuration(proxyBeanMethods = false)
+  static class SelfMonitoredConfiguration {
+    @Bean
+    Batcher<String, Void> orders(BatcherFactory batchers, MeterRegistry registry) {
+      return BatcherMetrics.monitor(registry, batchers.create("orders", BatchSink.noResult(items -> { })));
+    }
+  }
+
+  /** A batcher made with Batcher.of, not the factory: a plain bean. */
+  @Configuration(proxyBeanMethods = false)
+  static class PlainBeanConfiguration {
+    @Bean(destroyMethod = "")
+    Batcher<String, Void> audit() {
+      return Batcher.of("audit", dev.ringbatch.BatcherConfig.ofDefaults(), BatchSink.noResult(items -> { }));
+    }
+  }
+
+  @Test
+  void batcherCreatedAfterStartup_getsItsMetersOnce() {
+    runner.run(context -> {
+      MeterRegistry registry = context.getBean(MeterRegistry.class);
+      Batcher<String, Void> late = context.getBean(BatcherFactory.class)
+          .create("late", BatchSink.noResult(items -> { }));
+      for (int i = 0; i < 10; i++) {
+        late.submit("item " + i).join();
+      }
+
+      assertThat(registry.find("ringbatch.batch.size").tag("name", "late").summaries()).hasSize(1);
+      assertThat(registry.get("ringbatch.batch.size").tag("name", "late").summary().count())
+          .isEqualTo(late.stats().batches());
+      assertThat(registry.get("ringbatch.items").tag("name", "late").tag("result", "written").functionCounter()
+          .count()).isEqualTo(10);
+      late.close();
+      assertThat(registry.find("ringbatch.items").tag("name", "late").meters()).isEmpty();
+    });
+  }
+
+  @Test
+  void applicationAlsoMonitoring_countsEachBatchOnce() {
+    runner.withUserConfiguration(SelfMonitoredConfiguration.class).run(context -> {
+      MeterRegistry registry = context.getBean(MeterRegistry.class);
+      @SuppressWarnings("unchecked")
+      Batcher<String, Void> orders = context.getBean(Batcher.class);
+      for (int i = 0; i < 10; i++) {
+        orders.submit("item " + i).join();
+      }
+
+      assertThat(registry.get("ringbatch.batch.size").tag("name", "orders").summary().count())
+          .isEqualTo(orders.stats().batches());
+      assertThat(registry.get("ringbatch.batch.size").tag("name", "orders").summary().totalAmount())
+          .isEqualTo(10);
+    });
+  }
+
+  @Test
+  void plainBatcherBean_getsMeters() {
+    runner.withUserConfiguration(PlainBeanConfiguration.class).run(context -> {
+      MeterRegistry registry = context.getBean(MeterRegistry.class);
+      @SuppressWarnings("unchecked")
+      Batcher<String, Void> audit = context.getBean(Batcher.class);
+      audit.submit("one").join();
+
+      assertThat(registry.get("ringbatch.items").tag("name", "audit").tag("result", "written").functionCounter()
+          .count()).isEqualTo(1);
+    });
+  }
+}
