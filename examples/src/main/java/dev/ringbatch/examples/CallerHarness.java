@@ -2,6 +2,7 @@ package dev.ringbatch.examples;
 
 import java.io.PrintStream;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -43,6 +44,35 @@ final class CallerHarness {
   private CallerHarness() {}
 
   static Outcome run(String label, int callers, long calls, Call call, PrintStream out) throws InterruptedException {
+    return run(label, callers, calls, call, out, "platform");
+  }
+
+  /**
+   * The callers' threads: {@code platform} daemon threads, or {@code virtual} threads (JDK 21+, reached by
+   * reflection from this Java 17 build).
+   */
+  static ThreadFactory threads(String kind) {
+    if (kind.equals("platform")) {
+      return runnable -> {
+        Thread thread = new Thread(runnable);
+        thread.setDaemon(true);
+        return thread;
+      };
+    }
+    if (!kind.equals("virtual")) {
+      throw new IllegalArgumentException("--threads must be platform or virtual but was '" + kind + "'");
+    }
+    try {
+      Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+      return (ThreadFactory) Class.forName("java.lang.Thread$Builder").getMethod("factory").invoke(builder);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalArgumentException("--threads virtual needs JDK 21 or later; this is " + Runtime.version(), e);
+    }
+  }
+
+  static Outcome run(String label, int callers, long calls, Call call, PrintStream out, String threadKind)
+      throws InterruptedException {
+    ThreadFactory factory = threads(threadKind);
     // Per-caller histograms and progress in chunks: a shared recorder or a per-call progress step would make
     // the callers contend on the harness itself (progressbar's step is synchronized).
     Histogram[] latencies = new Histogram[callers];
@@ -56,7 +86,7 @@ final class CallerHarness {
         int caller = c;
         Histogram histogram = new Histogram(3);
         latencies[c] = histogram;
-        Thread thread = new Thread(() -> {
+        Thread thread = factory.newThread(() -> {
           int unreported = 0;
           try {
             start.await();
@@ -81,8 +111,8 @@ final class CallerHarness {
             bar.stepBy(unreported);
             done.countDown();
           }
-        }, label + "-caller-" + c);
-        thread.setDaemon(true);
+        });
+        thread.setName(label + "-caller-" + c);
         thread.start();
       }
       long t0 = System.nanoTime();

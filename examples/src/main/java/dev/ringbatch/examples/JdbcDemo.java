@@ -29,7 +29,7 @@ import org.postgresql.PGConnection;
  * each.
  */
 final class JdbcDemo {
-  static final String OPTIONS = "--callers --rows --pool --sink --shards --jdbc-url --durability";
+  static final String OPTIONS = "--callers --rows --pool --sink --shards --jdbc-url --durability --threads";
 
   private JdbcDemo() {}
 
@@ -44,12 +44,14 @@ final class JdbcDemo {
     int shards = options.intValue("shards", 1);
     String jdbcUrl = options.stringValue("jdbc-url", "");
     String durability = options.stringValue("durability", "on");
+    String threads = options.stringValue("threads", "platform"); // platform, or virtual on JDK 21+
+    CallerHarness.threads(threads); // a bad value or an old JDK fails here, before the database starts
     options.requireAllUsed(OPTIONS);
     if (!sinkMode.equals("unnest") && !sinkMode.equals("rows")) {
       throw new IllegalArgumentException("--sink must be 'unnest' or 'rows' but was '" + sinkMode + "'");
     }
-    out.printf("jdbc demo: %d callers insert %,d rows one per call; unbatched pool of %d connections,"
-        + " ringbatch %s sink, %d shard(s)%n", callers, rows, poolSize, sinkMode, shards);
+    out.printf("jdbc demo: %d callers on %s threads insert %,d rows one per call; unbatched pool of %d"
+        + " connections, ringbatch %s sink, %d shard(s)%n", callers, threads, rows, poolSize, sinkMode, shards);
 
     try (DemoDatabase database = DemoDatabase.start(jdbcUrl, durability, out);
          HikariDataSource pool = database.pool("ringbatch-demo", poolSize)) {
@@ -67,7 +69,7 @@ final class JdbcDemo {
           ps.setString(3, e.payload());
           ps.executeUpdate();
         }
-      }, out);
+      }, out, threads);
       long unbatchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
       DemoDatabase.execute(pool, "TRUNCATE demo_events");
 
@@ -86,7 +88,7 @@ final class JdbcDemo {
           }
         });
         batched = CallerHarness.run("ringbatch", callers, rows,
-            (caller, i) -> batcher.submitAndWait(event(caller, i)), out);
+            (caller, i) -> batcher.submitAndWait(event(caller, i)), out, threads);
         stats = batcher.close(Duration.ofSeconds(30)).stats();
       } finally {
         for (JdbcBatchSink<Event> sink : sinks) {
@@ -114,11 +116,11 @@ final class JdbcDemo {
           + " %d%n", unbatchedRows, batchedRows, copiedRows, rows, acknowledged);
       out.printf(Locale.ROOT, "ringbatch sink: %d batches, %.0f µs per batch, busy %.0f%% of the run%n",
           stats.batches(), sinkNanos.sum() / 1e3 / Math.max(1, stats.batches()), 100 * sinkBusy);
-      String result = String.format(Locale.ROOT, "RESULT jdbc callers=%d rows=%d shards=%d unbatched_rows_per_s=%.0f"
-              + " batched_rows_per_s=%.0f speedup=%.2f copy_rows_per_s=%.0f copy_ratio=%.2f mean_batch=%.1f"
+      String result = String.format(Locale.ROOT, "RESULT jdbc callers=%d threads=%s rows=%d shards=%d"
+              + " unbatched_rows_per_s=%.0f batched_rows_per_s=%.0f speedup=%.2f copy_rows_per_s=%.0f copy_ratio=%.2f mean_batch=%.1f"
               + " sink_busy=%.2f lost=%d",
-          callers, rows, shards, unbatched.perSecond(), batched.perSecond(), batched.perSecond() / unbatched.perSecond(),
-          copyPerSecond, batched.perSecond() / copyPerSecond, stats.meanBatchSize(), sinkBusy, lost);
+          callers, threads, rows, shards, unbatched.perSecond(), batched.perSecond(),
+          batched.perSecond() / unbatched.perSecond(), copyPerSecond, batched.perSecond() / copyPerSecond, stats.meanBatchSize(), sinkBusy, lost);
       out.println(result);
       return result;
     }

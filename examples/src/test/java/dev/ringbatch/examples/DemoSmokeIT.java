@@ -26,9 +26,27 @@ class DemoSmokeIT {
     Map<String, String> result = run("jdbc", "--callers", "8", "--rows", "2000");
 
     assertThat(result).containsEntry("demo", "jdbc").containsEntry("callers", "8").containsEntry("rows", "2000")
+        .containsEntry("threads", "platform")
         .containsEntry("lost", "0").containsKeys("unbatched_rows_per_s", "batched_rows_per_s", "copy_rows_per_s");
     assertThat(Double.parseDouble(result.get("speedup"))).isPositive();
     assertThat(Double.parseDouble(result.get("mean_batch"))).isGreaterThanOrEqualTo(1.0);
+  }
+
+  @Test
+  void jdbc_virtualThreadCallers() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21+");
+    Map<String, String> result = run("jdbc", "--threads", "virtual", "--callers", "500", "--rows", "3000");
+
+    assertThat(result).containsEntry("threads", "virtual").containsEntry("callers", "500")
+        .containsEntry("lost", "0");
+    assertThat(Double.parseDouble(result.get("speedup"))).isPositive();
+  }
+
+  @Test
+  void jdbc_virtualThreadsOnAnOldJdk_failBeforeTheDatabaseStarts() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() < 21, "virtual threads exist here");
+    assertThatThrownBy(() -> run("jdbc", "--threads", "virtual", "--rows", "10"))
+        .hasMessageContaining("--threads virtual needs JDK 21 or later");
   }
 
   @Test
