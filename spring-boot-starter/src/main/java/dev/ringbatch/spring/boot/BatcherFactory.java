@@ -38,7 +38,7 @@ public class BatcherFactory {
   public BatcherFactory(BatcherProperties properties) {
     this.properties = requireNonNull(properties, "properties");
     for (String name : properties.getBatchers().keySet()) {
-      config(name);
+      configure(properties, name); // static: an overridable call here would let a subclass see a half-built factory
     }
   }
 
@@ -62,9 +62,14 @@ public class BatcherFactory {
 
   /** Returns the configuration the properties give a batcher named {@code name}. */
   public BatcherConfig config(String name) {
+    return configure(properties, name);
+  }
+
+  private static BatcherConfig configure(BatcherProperties properties, String name) {
     requireNonNull(name, "name");
     BatcherConfig.Builder builder = BatcherConfig.builder();
-    apply(builder, "ringbatch.defaults", properties.getDefaults());
+    Settings defaults = properties.getDefaults();
+    apply(builder, "ringbatch.defaults", defaults);
     Settings own = properties.getBatchers().get(name);
     String prefix = "ringbatch.batchers." + name;
     if (own != null) {
@@ -73,9 +78,18 @@ public class BatcherFactory {
     try {
       return builder.build();
     } catch (IllegalStateException e) {
-      throw new InvalidConfigurationPropertyValueException(prefix + ".max-batch-size",
-          own != null && own.getMaxBatchSize() != null ? own.getMaxBatchSize() : properties.getDefaults().getMaxBatchSize(),
-          e.getMessage());
+      // The one cross-field rule, maxBatchSize <= ringSize: blame a property the user set, the batch size
+      // if they set one, else the ring size (a small ring against the default batch size).
+      if (own != null && own.getMaxBatchSize() != null) {
+        throw new InvalidConfigurationPropertyValueException(prefix + ".max-batch-size", own.getMaxBatchSize(), e.getMessage());
+      }
+      if (defaults.getMaxBatchSize() != null) {
+        throw new InvalidConfigurationPropertyValueException("ringbatch.defaults.max-batch-size", defaults.getMaxBatchSize(), e.getMessage());
+      }
+      if (own != null && own.getRingSize() != null) {
+        throw new InvalidConfigurationPropertyValueException(prefix + ".ring-size", own.getRingSize(), e.getMessage());
+      }
+      throw new InvalidConfigurationPropertyValueException("ringbatch.defaults.ring-size", defaults.getRingSize(), e.getMessage());
     }
   }
 

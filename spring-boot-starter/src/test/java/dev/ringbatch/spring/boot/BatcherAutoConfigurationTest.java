@@ -89,6 +89,15 @@ class BatcherAutoConfigurationTest {
   }
 
   @Test
+  void ringSmallerThanDefaultBatch_blamesTheRingSizeTheUserSet() {
+    runner.withPropertyValues("ringbatch.batchers.orders.ring-size=128")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.batchers.orders.ring-size with value '128' is invalid: "
+                + "maxBatchSize (256) must not exceed ringSize (128)"));
+  }
+
+  @Test
   void metrics_boundWhenARegistryExists() {
     runner.withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class,
             SimpleMetricsExportAutoConfiguration.class))
