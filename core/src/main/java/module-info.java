@@ -2,7 +2,7 @@
  * ringbatch: many threads' small writes coalesced into few large ones on a Disruptor ring, each caller
  * keeping its own result.
  *
- * <p>Only {@code dev.ringbatch} and {@code dev.ringbatch.stats} are API. The Disruptor is required but not
+ * <p>Only {@code dev.ringbatch}, {@code dev.ringbatch.stats} and {@code dev.ringbatch.sink} are API. The Disruptor is required but not
  * re-exported: no Disruptor type appears in a public signature.
  */
 @org.jspecify.annotations.NullMarked

@@ -19,8 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * caller still gets its own result. The sink stands for any write that is cheaper in bulk (a JDBC batch, a
  * file append): it costs a fixed 50 µs per call plus a little per line.
  *
- * <p>Run: {@code mvn -q -pl examples -am package exec:java} (add {@code -Ddemo.args="64 20000"} for
- * callers and lines per caller).
+ * <p>Run: {@code mvn -q -B package -Pdemo -DskipTests -pl examples -am -Ddemo.args="quickstart"} (32 callers,
+ * 2,000 lines each).
  */
 public final class QuickStart {
 
@@ -35,7 +35,6 @@ public final class QuickStart {
   /** Runs the demo and returns the final stats; the smoke test calls it with small sizes. */
   static BatcherStats run(int callers, int linesPerCaller, PrintStream out) throws Exception {
     AtomicLong sinkCalls = new AtomicLong();
-    // tag::example[]
     BatchSink<String, Integer> sink = BatchSink.withResults(lines -> {
       sinkCalls.incrementAndGet();
       simulateBulkWrite(lines.size());                  // one expensive call for the whole batch
@@ -50,7 +49,6 @@ public final class QuickStart {
       int length = batcher.submitAndWait("hello, ringbatch"); // blocking view: 16
       CompletableFuture<Integer> later = batcher.submit("async view");
       batcher.offer("fire and forget");
-      // end::example[]
       out.printf("submitAndWait -> %d, submit -> %d%n", length, later.join());
       long start = System.nanoTime();
       runCallers(batcher, callers, linesPerCaller);

@@ -11,13 +11,17 @@ import dev.ringbatch.BatcherStats;
 import dev.ringbatch.CloseReport;
 import dev.ringbatch.OverflowPolicy;
 import dev.ringbatch.RejectionReason;
+import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.WaitMode;
 import dev.ringbatch.stats.StatsRecorder;
 import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -37,6 +41,8 @@ public final class UserGuideExamples {
     perItemResults();
     byteLimit();
     lingerAndFlush();
+    retries();
+    asyncSink();
     overflow();
     statsAndClose();
     System.out.println("all user guide examples ran");
@@ -125,6 +131,47 @@ public final class UserGuideExamples {
     batcher.setLimits(limits.withMaxBatchSize(100).withLinger(Duration.ZERO)); // applies from the next item
     // end::set-limits[]
     batcher.close();
+  }
+
+  static void retries() throws Exception {
+    // tag::retries[]
+    BatcherConfig config = BatcherConfig.builder()
+        .retryPolicy(RetryPolicy.builder()
+            .maxAttempts(5)                                  // attempts in all, the first included
+            .initialBackoff(Duration.ofMillis(50))           // doubling (multiplier 2), ±20% jitter...
+            .maxBackoff(Duration.ofSeconds(2))               // ...capped at 2 s between attempts
+            .maxElapsed(Duration.ofSeconds(30))              // no retry starts later than 30 s after the first failure
+            .retryOn(e -> e instanceof SQLException)         // default: any Exception, never an Error
+            .build())
+        .build();
+    // end::retries[]
+    AtomicInteger attempts = new AtomicInteger();
+    BatchSink<Order, Void> flaky = BatchSink.noResult(orders -> {
+      if (attempts.incrementAndGet() == 1) {
+        throw new SQLException("connection lost");
+      }
+    });
+    try (Batcher<Order, Void> batcher = Batcher.of("retried", config, flaky)) {
+      batcher.submitAndWait(new Order(7, "ed"));
+      System.out.println("written after " + attempts.get() + " attempts");
+    }
+  }
+
+  /** Stands for a remote bulk API with an asynchronous client. */
+  interface BulkApi {
+    CompletionStage<Void> sendAsync(List<Order> orders);
+  }
+
+  static void asyncSink() throws Exception {
+    BulkApi bulkApi = orders -> CompletableFuture.runAsync(() -> System.out.println("sent " + orders.size()));
+    // tag::async[]
+    Batcher<Order, Void> orders = Batcher.ofAsync("orders", BatcherConfig.builder()
+        .maxBatchSize(256).maxInFlightBatches(4).build(),
+        batch -> bulkApi.sendAsync(batch.items())     // a CompletionStage; the Batch stays valid until it completes
+            .thenRun(() -> batch.completeRemaining(null))); // record every item's outcome: all written
+    // end::async[]
+    orders.submit(new Order(8, "fay")).join();
+    orders.close();
   }
 
   static void overflow() {

@@ -15,12 +15,13 @@ import org.junit.jupiter.api.Test;
 /**
  * Every Java snippet in the docs and the README is marked with the source region it was taken from:
  * {@code <!-- snippet: path/File.java#region -->} before the fence. This test fails when a snippet no
- * longer equals its region, so the docs only show code that compiles.
+ * longer equals its region, and when a Java snippet has no marker, so the docs only show code that compiles.
  */
 class DocSnippetsTest {
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
   private static final Pattern SNIPPET = Pattern.compile(
       "<!-- snippet: (\\S+)#(\\S+) -->\\s*```java\\n(.*?)```", Pattern.DOTALL);
+  private static final Pattern MARKER_LINE = Pattern.compile("\\s*<!-- snippet: \\S+#\\S+ -->\\s*");
 
   @Test
   void snippets_matchTheirCompiledSource() throws IOException {
@@ -36,6 +37,21 @@ class DocSnippetsTest {
       }
     }
     assertThat(checked).as("snippets found in the docs").hasSizeGreaterThanOrEqualTo(5);
+  }
+
+  @Test
+  void everyJavaSnippet_isMarkedWithItsSource() throws IOException {
+    List<String> unmarked = new ArrayList<>();
+    for (Path doc : docs()) {
+      List<String> lines = Files.readAllLines(doc);
+      for (int i = 0; i < lines.size(); i++) {
+        boolean marked = i > 0 && MARKER_LINE.matcher(lines.get(i - 1)).matches();
+        if (lines.get(i).strip().startsWith("```java") && !marked) {
+          unmarked.add(ROOT.relativize(doc) + ":" + (i + 1));
+        }
+      }
+    }
+    assertThat(unmarked).as("```java blocks without a <!-- snippet: path#region --> line just before them").isEmpty();
   }
 
   private static List<Path> docs() throws IOException {

@@ -25,22 +25,35 @@ class QuickStartTest {
   }
 
   @Test
-  void userGuideExamples_allRunToTheEnd() throws Exception {
-    PrintStream original = System.out;
-    ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(buffer, true, StandardCharsets.UTF_8));
-    try {
-      UserGuideExamples.main(new String[0]);
-    } finally {
-      System.setOut(original);
-    }
+  void helloRingbatch_printsTheResultsTheReadmePromises() throws Exception {
+    assertThat(stdoutOf(HelloRingbatch::main)).isEqualTo("16 5 true" + System.lineSeparator());
+  }
 
-    assertThat(buffer.toString(StandardCharsets.UTF_8))
+  @Test
+  void userGuideExamples_allRunToTheEnd() throws Exception {
+    assertThat(stdoutOf(UserGuideExamples::main))
         .contains("result: 40")
         .contains("failed alone: order 5 has no customer")
         .contains("length: 5")
         .contains("written=1 rejected=0")
         .contains("CloseReport{drained=true")
         .endsWith("all user guide examples ran" + System.lineSeparator());
+  }
+
+  /** A program's {@code main}, run with no arguments. */
+  private interface Main {
+    void main(String[] args) throws Exception;
+  }
+
+  private static String stdoutOf(Main program) throws Exception {
+    PrintStream original = System.out;
+    ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(buffer, true, StandardCharsets.UTF_8));
+    try {
+      program.main(new String[0]);
+    } finally {
+      System.setOut(original);
+    }
+    return buffer.toString(StandardCharsets.UTF_8);
   }
 }

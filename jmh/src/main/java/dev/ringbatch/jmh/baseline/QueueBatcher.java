@@ -16,6 +16,7 @@ import java.util.function.Consumer;
  *
  * @param <T> the item type
  */
+@SuppressWarnings("try") // close() joins the consumer and lets the benchmark see an interrupt
 public final class QueueBatcher<T> implements AutoCloseable {
 
   /** An item with the future of its caller; {@code offer} puts items without an entry. */

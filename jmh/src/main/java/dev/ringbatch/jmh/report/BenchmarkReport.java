@@ -29,13 +29,16 @@ import org.openjdk.jmh.runner.options.TimeValue;
 import org.openjdk.jmh.runner.options.VerboseMode;
 
 /**
- * Runs a fixed suite of the benchmarks side by side and writes {@code docs/benchmarks.md} (tables with the
- * ratios against each baseline and the design goals), PNG charts under {@code docs/benchmarks/}, the JMH
- * JSON and the machine it ran on. {@code --short} (the default, a few minutes on 2 cores), {@code --full}
+ * Runs a fixed suite of the benchmarks side by side and writes {@code jmh/target/report/benchmarks.md}
+ * (tables with the ratios against each baseline and the project's targets), PNG charts under
+ * {@code benchmarks/} beside it, the JMH JSON, the machine, JVM, JMH version and commit it ran on. With
+ * {@code --publish=true} ({@code -Dreport.publish} on the Maven command) it writes under {@code docs/} instead,
+ * replacing the committed report. {@code --short} (the default, a few minutes on 2 cores), {@code --full}
  * (more iterations and 8 producers) or {@code --smoke} (one 200 ms iteration each, written under
  * {@code jmh/target/report-smoke}, to check the pipeline).
  *
- * <p>Run: {@code mvn -q -B package -Preport -DskipTests -pl jmh -am} (add {@code -Dreport.args=--full}).
+ * <p>Run: {@code mvn -q -B package -Preport -DskipTests -pl jmh -am} (add {@code -Dreport.args=--full} for the
+ * full suite, {@code -Dreport.publish} to update {@code docs/}).
  */
 public final class BenchmarkReport {
 
@@ -48,12 +51,17 @@ public final class BenchmarkReport {
     }
   }
 
+  /** Forks per figure: JMH's error then includes fork-to-fork variation, which one fork hides. */
+  static final int FORKS = 3;
+
   public static void main(String[] args) throws Exception {
     System.setProperty("java.awt.headless", "true");
     boolean full = List.of(args).contains("--full");
     boolean smoke = List.of(args).contains("--smoke");
-    // --smoke checks the pipeline in well under a minute and writes to target/, never over the real report.
-    Path docs = smoke ? Path.of("jmh/target/report-smoke") : Path.of("docs");
+    boolean publish = List.of(args).contains("--publish=true");
+    // The report goes to target/ unless asked (-Dreport.publish) to replace the committed one under docs/;
+    // --smoke checks the pipeline in well under a minute and is never published.
+    Path docs = smoke ? Path.of("jmh/target/report-smoke") : publish ? Path.of("docs") : Path.of("jmh/target/report");
     Path resultsDir = docs.resolve("benchmarks");
     Files.createDirectories(resultsDir);
     Path batchLog = Files.createTempFile("ringbatch-batches", ".txt");
@@ -115,7 +123,7 @@ public final class BenchmarkReport {
     ChainedOptionsBuilder options = new OptionsBuilder()
         .include(experiment.include())
         .threads(experiment.threads())
-        .forks(1)
+        .forks(smoke ? 1 : FORKS)
         .warmupIterations(smoke ? 1 : full ? 5 : 2)
         .warmupTime(iteration)
         .measurementIterations(smoke ? 1 : full ? 10 : 3)

@@ -19,6 +19,40 @@ final class Machine {
         System.getProperty("java.vm.name"), System.getProperty("java.runtime.version"));
   }
 
+  /** The commit measured, from git in the working directory, "(uncommitted changes)" when the tree is dirty. */
+  static String commit() {
+    String head = git("rev-parse", "--short=12", "HEAD");
+    if (head == null) {
+      return "commit unknown (no git)";
+    }
+    String status = git("status", "--porcelain", "--untracked-files=no");
+    return "commit " + head + (status == null || status.isEmpty() ? "" : " (uncommitted changes)");
+  }
+
+  /** The collectors of this JVM: the forks run with the same defaults unless the JVM flags name another. */
+  static String gc() {
+    List<String> names = new java.util.ArrayList<>();
+    for (java.lang.management.GarbageCollectorMXBean gc : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+      names.add(gc.getName());
+    }
+    return String.join(", ", names);
+  }
+
+  private static String git(String... args) {
+    List<String> command = new java.util.ArrayList<>(List.of("git"));
+    command.addAll(List.of(args));
+    try {
+      Process git = new ProcessBuilder(command).redirectErrorStream(true).start();
+      String out = new String(git.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
+      return git.waitFor() == 0 ? out : null;
+    } catch (IOException e) {
+      return null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    }
+  }
+
   private static String firstValue(Path file, String key) {
     try {
       List<String> lines = Files.readAllLines(file);

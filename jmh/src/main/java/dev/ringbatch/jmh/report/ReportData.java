@@ -52,6 +52,15 @@ final class ReportData {
     return run == null ? Double.NaN : run.getPrimaryResult().getScoreError();
   }
 
+  /**
+   * Whether the figure is told apart from zero: its confidence half-width is known and smaller than the
+   * mean. A target "met" on a figure that is not is reported as unclear instead.
+   */
+  boolean clear(String benchmark, String param, String value, int threads) {
+    double error = error(benchmark, param, value, threads);
+    return !Double.isNaN(error) && error < score(benchmark, param, value, threads);
+  }
+
   /** The lowest and highest measurement iteration, as "min–max": single forks here can be bimodal. */
   String range(String benchmark, String param, String value, int threads) {
     RunResult run = find(benchmark, param, value, threads);
@@ -86,6 +95,48 @@ final class ReportData {
       }
     }
     return Double.NaN;
+  }
+
+  /** An error bar for a chart: the error, or 0 where JMH has none (a single iteration). */
+  double errorBar(String benchmark, String param, String value, int threads) {
+    double error = error(benchmark, param, value, threads);
+    return Double.isNaN(error) ? 0 : error;
+  }
+
+  /** Forks, warm-up and measurement iterations of the first result: the suite runs all alike. */
+  String runShape() {
+    RunResult run = first();
+    if (run == null) {
+      return "no results";
+    }
+    org.openjdk.jmh.infra.BenchmarkParams p = run.getParams();
+    return p.getForks() + " JMH fork(s) each, " + p.getWarmup().getCount() + " × " + p.getWarmup().getTime()
+        + " warm-up and " + p.getMeasurement().getCount() + " × " + p.getMeasurement().getTime() + " measurement";
+  }
+
+  /** The JMH version, as its runner reports itself. */
+  String jmhVersion() {
+    return "JMH " + org.openjdk.jmh.util.Version.getPlainVersion();
+  }
+
+  /** The forked JVM of the first result: its name and version. */
+  String jvm() {
+    return first() == null ? "unknown JVM" : first().getParams().getVmName() + " " + first().getParams().getVmVersion();
+  }
+
+  /** The forked JVMs' arguments (the same for every experiment). */
+  String jvmFlags() {
+    return first() == null || first().getParams().getJvmArgs().isEmpty() ? "none"
+        : "`" + String.join(" ", first().getParams().getJvmArgs()) + "`";
+  }
+
+  private RunResult first() {
+    for (Collection<RunResult> runs : results.values()) {
+      for (RunResult run : runs) {
+        return run;
+      }
+    }
+    return null;
   }
 
   double meanBatch(String target, int threads) {

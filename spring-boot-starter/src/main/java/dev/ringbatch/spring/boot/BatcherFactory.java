@@ -69,7 +69,8 @@ public class BatcherFactory implements AutoCloseable {
     this.customizers = List.copyOf(customizers);
     config("ringbatch.defaults", properties.getDefaults(), null, null);
     for (String name : properties.getBatchers().keySet()) {
-      config(name);
+      // private calls only: an overridable one here would let a subclass see a half-built factory
+      config("ringbatch.batchers." + name, properties.getBatchers().get(name), name, properties.getDefaults());
       shards(name);
     }
   }
