@@ -92,6 +92,9 @@ public class BatcherProperties {
     /** How many of the latest batches the failure ratio is taken over. */
     private int failureWindow = 20;
 
+    /** The fewest items the window must hold before its failure ratio counts; below it the ratio is only shown. */
+    private int failureMinItems = 20;
+
     public String getDegradedStatus() {
       return degradedStatus;
     }
@@ -122,6 +125,14 @@ public class BatcherProperties {
 
     public void setFailureWindow(int failureWindow) {
       this.failureWindow = failureWindow;
+    }
+
+    public int getFailureMinItems() {
+      return failureMinItems;
+    }
+
+    public void setFailureMinItems(int failureMinItems) {
+      this.failureMinItems = failureMinItems;
     }
   }
 
