@@ -3,10 +3,12 @@ package dev.ringbatch.spring.boot;
 import dev.ringbatch.OverflowPolicy;
 import dev.ringbatch.WaitMode;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.convert.DurationUnit;
 
 /**
  * The {@code ringbatch.*} properties. A batcher named {@code orders} takes {@code ringbatch.defaults.*},
@@ -37,6 +39,8 @@ public class BatcherProperties {
   private final Metrics metrics = new Metrics();
 
   private final Health health = new Health();
+
+  private final Web web = new Web();
 
   public boolean isEnabled() {
     return enabled;
@@ -76,6 +80,45 @@ public class BatcherProperties {
 
   public Health getHealth() {
     return health;
+  }
+
+  public Web getWeb() {
+    return web;
+  }
+
+  /** Web settings. */
+  public static class Web {
+    private final OverloadMapping overloadMapping = new OverloadMapping();
+
+    public OverloadMapping getOverloadMapping() {
+      return overloadMapping;
+    }
+  }
+
+  /** The mapping of batcher refusals to {@code 503 Service Unavailable} in Spring MVC applications. */
+  public static class OverloadMapping {
+    /** Whether a refused item (batcher full or closed) answers 503 with Retry-After and a problem detail. */
+    private boolean enabled;
+
+    /** The Retry-After of those answers, in whole seconds (rounded up). */
+    @DurationUnit(ChronoUnit.SECONDS)
+    private Duration retryAfter = Duration.ofSeconds(1);
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getRetryAfter() {
+      return retryAfter;
+    }
+
+    public void setRetryAfter(Duration retryAfter) {
+      this.retryAfter = retryAfter;
+    }
   }
 
   /** Settings of the {@code ringbatch} health contributor. */
