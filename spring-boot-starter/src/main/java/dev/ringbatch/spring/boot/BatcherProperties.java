@@ -42,6 +42,8 @@ public class BatcherProperties {
 
   private final Web web = new Web();
 
+  private final Observations observations = new Observations();
+
   public boolean isEnabled() {
     return enabled;
   }
@@ -84,6 +86,24 @@ public class BatcherProperties {
 
   public Web getWeb() {
     return web;
+  }
+
+  public Observations getObservations() {
+    return observations;
+  }
+
+  /** Observation settings. */
+  public static class Observations {
+    /** Whether each batch write is a ringbatch.batch.write observation when an ObservationRegistry exists. */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
   }
 
   /** Web settings. */
