@@ -22,8 +22,9 @@ public class BatcherAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public BatcherFactory batcherFactory(BatcherProperties properties,
-      ObjectProvider<BatcherConfigCustomizer> customizers) {
-    return new BatcherFactory(properties, customizers.orderedStream().toList());
+      ObjectProvider<BatcherConfigCustomizer> customizers, ObjectProvider<BatchSinkDecorator> decorators) {
+    return new BatcherFactory(properties, customizers.orderedStream().toList(),
+        decorators.orderedStream().toList());
   }
 
   @Bean

@@ -51,6 +51,7 @@ public class BatcherFactory implements AutoCloseable {
 
   private final BatcherProperties properties;
   private final List<BatcherConfigCustomizer> customizers;
+  private final List<BatchSinkDecorator> decorators;
   private final List<Batcher<?, ?>> created = new CopyOnWriteArrayList<>();
   private final List<Consumer<? super Batcher<?, ?>>> listeners = new CopyOnWriteArrayList<>();
   private final Map<Batcher<?, ?>, List<Object>> sinks = Collections.synchronizedMap(new IdentityHashMap<>());
@@ -65,8 +66,20 @@ public class BatcherFactory implements AutoCloseable {
    * @param customizers applied to the batcher of their name, in this order, after the properties
    */
   public BatcherFactory(BatcherProperties properties, List<BatcherConfigCustomizer> customizers) {
+    this(properties, customizers, List.of());
+  }
+
+  /**
+   * Creates a factory and checks the configuration of every batcher named in the properties.
+   *
+   * @param customizers applied to the batcher of their name, in this order, after the properties
+   * @param decorators wrapped around every sink given to the factory, the first innermost
+   */
+  public BatcherFactory(BatcherProperties properties, List<BatcherConfigCustomizer> customizers,
+      List<BatchSinkDecorator> decorators) {
     this.properties = requireNonNull(properties, "properties");
     this.customizers = List.copyOf(customizers);
+    this.decorators = List.copyOf(decorators);
     config("ringbatch.defaults", properties.getDefaults(), null, null);
     for (String name : properties.getBatchers().keySet()) {
       // private calls only: an overridable one here would let a subclass see a half-built factory
@@ -82,19 +95,24 @@ public class BatcherFactory implements AutoCloseable {
    */
   public <T, R> Batcher<T, R> create(String name, BatchSink<T, R> sink) {
     requireUnsharded(name);
-    return register(Batcher.of(name, config(name), sink), List.of(sink));
+    return register(Batcher.of(name, config(name), decorate(name, sink)), List.of(sink));
   }
 
   /** Creates and starts a batcher whose items are weighed for its byte limit. */
   public <T, R> Batcher<T, R> create(String name, Weigher<? super T> weigher, BatchSink<T, R> sink) {
     requireUnsharded(name);
-    return register(Batcher.of(name, config(name), weigher, sink), List.of(sink));
+    return register(Batcher.of(name, config(name), weigher, decorate(name, sink)), List.of(sink));
   }
 
   /** Creates and starts a batcher with an asynchronous sink, configured from the properties. */
   public <T, R> Batcher<T, R> createAsync(String name, AsyncBatchSink<T, R> sink) {
     requireUnsharded(name);
-    return register(Batcher.ofAsync(name, config(name), sink), List.of(sink));
+    requireNonNull(sink, "sink");
+    AsyncBatchSink<T, R> decorated = sink;
+    for (BatchSinkDecorator decorator : decorators) {
+      decorated = decorator.decorateAsync(name, decorated);
+    }
+    return register(Batcher.ofAsync(name, config(name), decorated), List.of(sink));
   }
 
   /**
@@ -106,13 +124,13 @@ public class BatcherFactory implements AutoCloseable {
       IntFunction<? extends BatchSink<T, R>> sinks) {
     requireNonNull(key, "key");
     List<Object> made = new CopyOnWriteArrayList<>();
-    return register(Batcher.sharded(name, config(name), shards(name), key, recording(sinks, made)), made);
+    return register(Batcher.sharded(name, config(name), shards(name), key, recording(name, sinks, made)), made);
   }
 
   /** Creates and starts a sharded batcher whose items go round-robin over the shards, in no order. */
   public <T, R> Batcher<T, R> createSharded(String name, IntFunction<? extends BatchSink<T, R>> sinks) {
     List<Object> made = new CopyOnWriteArrayList<>();
-    return register(Batcher.sharded(name, config(name), shards(name), recording(sinks, made)), made);
+    return register(Batcher.sharded(name, config(name), shards(name), recording(name, sinks, made)), made);
   }
 
   /**
@@ -198,14 +216,24 @@ public class BatcherFactory implements AutoCloseable {
     return batcher;
   }
 
-  private static <T, R> IntFunction<BatchSink<T, R>> recording(IntFunction<? extends BatchSink<T, R>> sinks,
+  /** The shards' sinks, decorated; the undecorated ones recorded in {@code made}, to be closed. */
+  private <T, R> IntFunction<BatchSink<T, R>> recording(String name, IntFunction<? extends BatchSink<T, R>> sinks,
       List<Object> made) {
     requireNonNull(sinks, "sinks");
     return shard -> {
       BatchSink<T, R> sink = sinks.apply(shard);
       made.add(requireNonNull(sink, "sinks returned null for shard " + shard));
-      return sink;
+      return decorate(name, sink);
     };
+  }
+
+  private <T, R> BatchSink<T, R> decorate(String name, BatchSink<T, R> sink) {
+    requireNonNull(sink, "sink");
+    BatchSink<T, R> decorated = sink;
+    for (BatchSinkDecorator decorator : decorators) {
+      decorated = decorator.decorate(name, decorated);
+    }
+    return decorated;
   }
 
   private void requireUnsharded(String name) {

@@ -22,7 +22,8 @@ import org.springframework.boot.health.contributor.Status;
  *   <li>{@code ringbatch.health.degraded-status} ({@code OUT_OF_SERVICE}): its ring was seen full at health
  *       checks spanning at least {@code ringbatch.health.ring-full-for}, or more than
  *       {@code ringbatch.health.failure-ratio} of the items of its last {@code ringbatch.health.failure-window}
- *       batches failed.</li>
+ *       batches failed, counted only once those batches hold at least {@code ringbatch.health.failure-min-items}
+ *       items (so that one failed batch in a quiet application does not take it out of service).</li>
  *   <li>{@code UP} otherwise, and again once the ring has room and the failures have left the window.</li>
  * </ul>
  *
@@ -57,6 +58,11 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
     if (settings.getFailureWindow() < 1) {
       throw new InvalidConfigurationPropertyValueException("ringbatch.health.failure-window",
           settings.getFailureWindow(), "failure-window must be at least 1 but was " + settings.getFailureWindow());
+    }
+    if (settings.getFailureMinItems() < 1) {
+      throw new InvalidConfigurationPropertyValueException("ringbatch.health.failure-min-items",
+          settings.getFailureMinItems(),
+          "failure-min-items must be at least 1 but was " + settings.getFailureMinItems());
     }
     if (settings.getRingFullFor().isNegative()) {
       throw new InvalidConfigurationPropertyValueException("ringbatch.health.ring-full-for",
@@ -110,12 +116,15 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
       } else {
         window.fullSinceNanos = -1;
       }
-      double ratio = window.failureRatio();
-      if (status == Status.UP && ratio > settings.getFailureRatio()) {
+      FailureWindow.Tally tally = window.tally();
+      double ratio = tally.ratio();
+      // Too few items say nothing: one failed batch of one item in a quiet hour is a ratio of 1.
+      if (status == Status.UP && tally.items() >= settings.getFailureMinItems() && ratio > settings.getFailureRatio()) {
         status = degraded;
         reason = String.format("%.0f%% of the items of the latest batches failed", ratio * 100);
       }
       detail.put("recentFailureRatio", ratio);
+      detail.put("recentItems", tally.items());
     }
     detail.put("status", status.getCode());
     if (reason != null) {

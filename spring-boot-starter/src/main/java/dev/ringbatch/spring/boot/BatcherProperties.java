@@ -3,10 +3,12 @@ package dev.ringbatch.spring.boot;
 import dev.ringbatch.OverflowPolicy;
 import dev.ringbatch.WaitMode;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.convert.DurationUnit;
 
 /**
  * The {@code ringbatch.*} properties. A batcher named {@code orders} takes {@code ringbatch.defaults.*},
@@ -37,6 +39,10 @@ public class BatcherProperties {
   private final Metrics metrics = new Metrics();
 
   private final Health health = new Health();
+
+  private final Web web = new Web();
+
+  private final Observations observations = new Observations();
 
   public boolean isEnabled() {
     return enabled;
@@ -78,6 +84,63 @@ public class BatcherProperties {
     return health;
   }
 
+  public Web getWeb() {
+    return web;
+  }
+
+  public Observations getObservations() {
+    return observations;
+  }
+
+  /** Observation settings. */
+  public static class Observations {
+    /** Whether each batch write is a ringbatch.batch.write observation when an ObservationRegistry exists. */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+
+  /** Web settings. */
+  public static class Web {
+    private final OverloadMapping overloadMapping = new OverloadMapping();
+
+    public OverloadMapping getOverloadMapping() {
+      return overloadMapping;
+    }
+  }
+
+  /** The mapping of batcher refusals to {@code 503 Service Unavailable} in Spring MVC applications. */
+  public static class OverloadMapping {
+    /** Whether a refused item (batcher full or closed) answers 503 with Retry-After and a problem detail. */
+    private boolean enabled;
+
+    /** The Retry-After of those answers, in whole seconds (rounded up). */
+    @DurationUnit(ChronoUnit.SECONDS)
+    private Duration retryAfter = Duration.ofSeconds(1);
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getRetryAfter() {
+      return retryAfter;
+    }
+
+    public void setRetryAfter(Duration retryAfter) {
+      this.retryAfter = retryAfter;
+    }
+  }
+
   /** Settings of the {@code ringbatch} health contributor. */
   public static class Health {
     /** The status of a batcher whose ring stays full or whose recent failure ratio is too high. */
@@ -91,6 +154,9 @@ public class BatcherProperties {
 
     /** How many of the latest batches the failure ratio is taken over. */
     private int failureWindow = 20;
+
+    /** The fewest items the window must hold before its failure ratio counts; below it the ratio is only shown. */
+    private int failureMinItems = 20;
 
     public String getDegradedStatus() {
       return degradedStatus;
@@ -122,6 +188,14 @@ public class BatcherProperties {
 
     public void setFailureWindow(int failureWindow) {
       this.failureWindow = failureWindow;
+    }
+
+    public int getFailureMinItems() {
+      return failureMinItems;
+    }
+
+    public void setFailureMinItems(int failureMinItems) {
+      this.failureMinItems = failureMinItems;
     }
   }
 

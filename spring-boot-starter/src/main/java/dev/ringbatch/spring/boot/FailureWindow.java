@@ -45,15 +45,23 @@ final class FailureWindow implements StatsRecorder {
     lastRetryCause = cause.toString();
   }
 
-  /** Failed items over items in the window; 0 before the first batch. */
-  synchronized double failureRatio() {
+  /** The items and the failed items of the batches in the window, read together. */
+  synchronized Tally tally() {
     long items = 0;
     long failed = 0;
     for (int i = 0; i < filled; i++) {
       items += sizes[i];
       failed += failures[i];
     }
-    return items == 0 ? 0 : (double) failed / items;
+    return new Tally(items, failed);
+  }
+
+  /** Items and failed items of the window. */
+  record Tally(long items, long failed) {
+    /** Failed items over items; 0 before the first batch. */
+    double ratio() {
+      return items == 0 ? 0 : (double) failed / items;
+    }
   }
 
   /** The last batch with failed items, as a sentence, or null if none failed. */

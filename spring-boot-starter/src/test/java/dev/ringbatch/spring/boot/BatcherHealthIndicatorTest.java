@@ -95,7 +95,8 @@ class BatcherHealthIndicatorTest {
 
   @Test
   void failureRatioAboveThreshold_degraded_andLastFailureShown_thenUpWhenFailuresLeaveTheWindow() {
-    runner.withPropertyValues("ringbatch.health.failure-window=4", "ringbatch.health.failure-ratio=0.5")
+    runner.withPropertyValues("ringbatch.health.failure-window=4", "ringbatch.health.failure-ratio=0.5",
+            "ringbatch.health.failure-min-items=3")
         .run(context -> {
           AtomicBoolean failing = new AtomicBoolean(true);
           Batcher<Integer, Void> orders = context.getBean(BatcherFactory.class).create("orders",
@@ -122,6 +123,35 @@ class BatcherHealthIndicatorTest {
           }
           assertThat(health.health().getStatus()).isEqualTo(Status.UP);
         });
+  }
+
+  @Test
+  void failedBatch_fewerItemsThanFailureMinItems_staysUp_untilEnoughItemsFail() {
+    runner.withPropertyValues("ringbatch.health.failure-min-items=3").run(context -> {
+      Batcher<Integer, Void> orders = context.getBean(BatcherFactory.class).create("orders",
+          (Batch<Integer, Void> batch) -> {
+            throw new IllegalStateException("database down");
+          });
+      HealthIndicator health = context.getBean("ringbatchHealthIndicator", HealthIndicator.class);
+      for (int i = 0; i < 2; i++) {
+        orders.submit(i).handle((v, e) -> null).get(10, TimeUnit.SECONDS);
+      }
+      Health quiet = health.health();
+      assertThat(quiet.getStatus()).isEqualTo(Status.UP);
+      assertThat(detail(quiet, "orders")).containsEntry("recentFailureRatio", 1.0)
+          .containsEntry("recentItems", 2L).containsKey("lastFailure");
+
+      orders.submit(2).handle((v, e) -> null).get(10, TimeUnit.SECONDS);
+      assertThat(health.health().getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+    });
+  }
+
+  @Test
+  void failureMinItemsBelowOne_failsStartupNamingIt() {
+    runner.withPropertyValues("ringbatch.health.failure-min-items=0")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .hasMessage("Property ringbatch.health.failure-min-items with value '0' is invalid: "
+                + "failure-min-items must be at least 1 but was 0"));
   }
 
   @Test

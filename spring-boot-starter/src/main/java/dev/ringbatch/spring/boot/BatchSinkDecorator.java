@@ -1,0 +1,19 @@
+package dev.ringbatch.spring.boot;
+
+import dev.ringbatch.AsyncBatchSink;
+import dev.ringbatch.BatchSink;
+
+/**
+ * Wraps each sink given to the {@link BatcherFactory} before the batcher is built: what runs around every batch
+ * write without a hook in the core. Beans of this type are applied in order, the first innermost. The starter
+ * declares one for Micrometer observations ({@code ringbatch.observations.enabled}). The factory still closes
+ * the sink it was given, not the wrapper.
+ */
+public interface BatchSinkDecorator {
+
+  /** Returns {@code sink}, of the batcher {@code name}, wrapped; called once per sink (per shard). */
+  <T, R> BatchSink<T, R> decorate(String name, BatchSink<T, R> sink);
+
+  /** Returns the asynchronous {@code sink}, of the batcher {@code name}, wrapped. */
+  <T, R> AsyncBatchSink<T, R> decorateAsync(String name, AsyncBatchSink<T, R> sink);
+}

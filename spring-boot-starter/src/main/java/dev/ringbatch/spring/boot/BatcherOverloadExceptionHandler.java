@@ -1,0 +1,67 @@
+package dev.ringbatch.spring.boot;
+
+import dev.ringbatch.BatcherClosedException;
+import dev.ringbatch.BatcherFullException;
+import java.time.Duration;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+
+/**
+ * Answers a request refused by a batcher, {@link BatcherFullException} or {@link BatcherClosedException}, with
+ * {@code 503 Service Unavailable}, a {@code Retry-After} header and a {@link ProblemDetail} body, instead of a
+ * {@code 500} and a logged stack trace per request. Registered by {@link BatcherWebMvcAutoConfiguration} when
+ * {@code ringbatch.web.overload-mapping.enabled=true}.
+ *
+ * <p>The exceptions are found also as the cause of a {@link CompletionException} or {@link ExecutionException}
+ * ({@code submit(item).join()} or {@code .get()} in a controller). A controller returning the batcher's
+ * {@code CompletableFuture} needs nothing more: Spring MVC unwraps a {@code CompletionException} from an async
+ * result and matches exception handlers on causes. An advice of the application's ordered before this one (any
+ * advice without {@code @Order} declared before the auto-configuration runs) with a catch-all
+ * {@code @ExceptionHandler(Exception.class)} takes precedence. Called on the request's thread; stateless.
+ */
+@RestControllerAdvice
+public class BatcherOverloadExceptionHandler {
+  private static final Log LOG = LogFactory.getLog(BatcherOverloadExceptionHandler.class);
+
+  private final String retryAfterSeconds;
+
+  /** @param retryAfter sent in {@code Retry-After}, rounded up to whole seconds */
+  public BatcherOverloadExceptionHandler(Duration retryAfter) {
+    long seconds = retryAfter.getSeconds() + (retryAfter.getNano() > 0 ? 1 : 0);
+    this.retryAfterSeconds = Long.toString(seconds);
+  }
+
+  @ExceptionHandler({BatcherFullException.class, BatcherClosedException.class})
+  public ResponseEntity<ProblemDetail> overloaded(Exception exception) {
+    Throwable refusal = refusal(exception);
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, refusal.getMessage());
+    problem.setTitle(refusal instanceof BatcherFullException ? "Batcher full" : "Batcher closed");
+    if (LOG.isDebugEnabled()) {
+      LOG.debug("answered 503: " + refusal);
+    }
+    return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+        .header(HttpHeaders.RETRY_AFTER, retryAfterSeconds)
+        .body(problem);
+  }
+
+  /**
+   * The ringbatch exception in the cause chain of {@code exception}: Spring passes the wrapper when it matched
+   * this handler on a cause.
+   */
+  private static Throwable refusal(Throwable exception) {
+    for (Throwable t = exception; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof BatcherFullException || t instanceof BatcherClosedException) {
+        return t;
+      }
+    }
+    return exception;
+  }
+}
