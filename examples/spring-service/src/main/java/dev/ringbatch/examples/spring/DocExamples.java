@@ -3,10 +3,13 @@ package dev.ringbatch.examples.spring;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
+import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.micrometer.BatcherMetrics;
 import dev.ringbatch.sink.JdbcBatchSink;
+import dev.ringbatch.spring.boot.BatcherConfigCustomizer;
 import dev.ringbatch.spring.boot.BatcherFactory;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.sql.SQLTransientException;
 import javax.sql.DataSource;
 import org.springframework.context.annotation.Bean;
 import org.springframework.dao.DataAccessException;
@@ -14,7 +17,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * Code shown in the README, {@code docs/sinks.md} and {@code docs/metrics.md}, compiled here against the
+ * Code shown in the README, {@code docs/sinks.md}, {@code docs/metrics.md} and {@code docs/spring-boot.md}, compiled here against the
  * starter, Micrometer and Spring JDBC; {@code DocSnippetsTest} keeps each copy equal to its region. Not a
  * configuration class: the service itself uses {@link EventsApplication}.
  */
@@ -31,6 +34,14 @@ final class DocExamples {
         }));
   }
   // end::jdbc-bean[]
+
+  // tag::customizer[]
+  @Bean
+  BatcherConfigCustomizer eventsRetry() {
+    return BatcherConfigCustomizer.of("events", builder -> builder.retryPolicy(RetryPolicy.builder()
+        .retryOn(e -> e instanceof SQLTransientException).build()));
+  }
+  // end::customizer[]
 
   static JdbcBatchSink<Event> idempotent(DataSource pool) {
     // tag::idempotent[]
