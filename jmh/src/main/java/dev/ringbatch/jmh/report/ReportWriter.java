@@ -26,8 +26,9 @@ final class ReportWriter {
 
   static final String CLOSED_LOOP_NOTE = "In a closed loop every call ends with its caller's thread being woken "
       + "(a futex wake and a context switch: tens of microseconds on this virtual machine, see P4's two wake-ups), "
-      + "and both batchers pay that once per call; it dwarfs the queue operations, so from 4 callers on the two "
-      + "tie, against the target of 1.2×. With a lone caller ringbatch is faster because its consumer spins "
+      + "and both batchers pay that once per call; it dwarfs the queue operations, so from 4 callers on neither "
+      + "is far ahead (read the ratios in the table: where ringbatch is below 1× it loses), against the target of "
+      + "1.2×. With a lone caller ringbatch is faster because its consumer spins "
       + "briefly before it parks. Callers that do not block per item (composing `submit` futures, or `offer`) "
       + "get the open-loop figures above.";
 
