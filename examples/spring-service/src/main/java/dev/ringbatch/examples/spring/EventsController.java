@@ -30,6 +30,17 @@ public class EventsController {
   }
   // end::endpoint[]
 
+  /**
+   * The same on a request thread that waits (a virtual thread with {@code spring.threads.virtual.enabled}):
+   * a batcher that refuses the event (full, closed) is answered 503 with {@code Retry-After} by the starter's
+   * opt-in mapping ({@code ringbatch.web.overload-mapping.enabled=true}), not here.
+   */
+  @PostMapping("/events/sync")
+  public ResponseEntity<String> storeAndWait(@RequestBody Event event) throws InterruptedException {
+    events.submitAndWait(event);
+    return ResponseEntity.status(HttpStatus.CREATED).body("stored " + event.id());
+  }
+
   private static ResponseEntity<String> failure(Throwable error) {
     Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     HttpStatusCode status = cause instanceof BatcherFullException || cause instanceof BatcherClosedException
