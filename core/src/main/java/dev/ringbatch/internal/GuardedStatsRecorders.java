@@ -96,8 +96,20 @@ final class GuardedStatsRecorders {
     }
   }
 
+  /**
+   * Logs through {@link SafeLog}: a logging backend is user code too, and a throw from here would escape the
+   * guard, after a batch was counted and before its futures were completed.
+   */
   private void logFailure(StatsRecorder recorder, String method, Throwable t) {
-    LOG.log(Level.WARNING, () -> "StatsRecorder " + recorder + " of batcher '" + batcherName
+    SafeLog.log(LOG, Level.WARNING, "StatsRecorder " + describe(recorder) + " of batcher '" + batcherName
         + "' threw from " + method + "; the batcher carries on", t);
+  }
+
+  private static String describe(StatsRecorder recorder) {
+    try {
+      return String.valueOf(recorder);
+    } catch (Throwable broken) {
+      return recorder.getClass().getName();
+    }
   }
 }
