@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * will not touch.
  *
  * <pre>
- *            callOut()                    takeOver() by close
+ *            callOut()                    tryTakeOver() by close
  *   OWNED  ----------->  CALLING_OUT  --------------------------->  TAKEN
  *     ^  <-----------                    (consumer stuck in user code)
  *     |      back()

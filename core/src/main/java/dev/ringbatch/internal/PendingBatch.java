@@ -242,7 +242,9 @@ final class PendingBatch<T, R> {
     size = 0;
     weight = 0;
     firstSequence = -1;
-    lastAttemptFailure = null;
+    if (lastAttemptFailure != null) {
+      lastAttemptFailure = null; // a volatile store only after a retried batch, not on every batch
+    }
     opened = false;
     state.set(FILLING); // last: a close that CASes FILLING afterwards sees an empty batch
   }

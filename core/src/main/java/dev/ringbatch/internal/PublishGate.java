@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * the batcher's open/closing state with the one protocol that keeps every accepted item before the close marker.
  *
  * <p>A producer claims a sequence ({@link #tryClaim}) and only then reads {@code state} ({@link #publish}).
- * Close writes {@code state} and only then claims the marker's sequence ({@link #tryPublishCloseMarker}).
+ * Close writes {@code state} and only then claims the marker's sequence ({@link #publishCloseMarker}).
  * Both claims are CASes on the ring cursor, so they are ordered, and a producer whose claim came after the
  * marker's also reads the closing state: it publishes a tombstone and refuses its own item. Hence no item
  * published as accepted follows the marker, and the consumer, which writes everything before the marker,
@@ -187,7 +187,9 @@ final class PublishGate {
   }
 
   private void wakeWaiters() {
-    room.wake(ring.remainingCapacity());
+    if (room.anyWaiting()) { // the common case stops here, without reading the ring's capacity
+      room.wake(ring.remainingCapacity());
+    }
   }
 
   private static RejectionReason reasonOf(long code) {
@@ -245,16 +247,6 @@ final class PublishGate {
 
   void closed() {
     state = CLOSED;
-  }
-
-  /** Publishes the close marker if the ring has room; false if it is full. */
-  boolean tryPublishCloseMarker() {
-    long sequence = tryClaim();
-    if (sequence < 0) {
-      return false;
-    }
-    publishCloseMarker(sequence);
-    return true;
   }
 
   /** Publishes the close marker in a claimed slot: everything before it is written, then the consumer stops. */

@@ -62,14 +62,16 @@ final class RoomWaiters {
     return true;
   }
 
+  /** Whether anybody may be waiting: one read of the queue's head. */
+  boolean anyWaiting() {
+    return queue.peek() != null;
+  }
+
   /**
    * After slots were released (the caller fenced or read the ring state after its release): wakes up to
    * {@code room} waiters, oldest first. {@code room} is the ring's free capacity now.
    */
   void wake(long room) {
-    if (queue.peek() == null) {
-      return; // nobody waits: the common case costs one read
-    }
     long woken = 0;
     Waiter waiter;
     while (woken < room && (waiter = queue.poll()) != null) {

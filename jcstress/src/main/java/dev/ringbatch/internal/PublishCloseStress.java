@@ -41,7 +41,8 @@ public class PublishCloseStress {
   @Actor
   public void closer() {
     gate.beginClose();
-    gate.tryPublishCloseMarker();
+    long sequence = gate.tryClaim(); // a ring of 4: always room for the marker
+    gate.publishCloseMarker(sequence);
   }
 
   @Arbiter
