@@ -62,7 +62,8 @@ class JdbcChaosIT {
   @CsvSource({"rows, false", "unnest, false", "rows, true", "unnest, true"})
   void lostRepliesAndKilledBackends_everyAnswerMatchesTheTable(String mode, boolean idempotent) throws Exception {
     String table = "chaos_" + mode + (idempotent ? "_idem" : "");
-    exec("DROP TABLE IF EXISTS " + table, "CREATE TABLE " + table + " (id BIGINT NOT NULL"
+    PostgresSql.exec(postgres, "DROP TABLE IF EXISTS " + table,
+        "CREATE TABLE " + table + " (id BIGINT NOT NULL"
         + (idempotent ? " PRIMARY KEY" : "") + ", payload TEXT NOT NULL)"); // no key: a duplicate shows
     String onConflict = idempotent ? " ON CONFLICT (id) DO NOTHING" : "";
     Map<Long, CompletableFuture<Integer>> futures = new ConcurrentHashMap<>();
@@ -89,7 +90,8 @@ class JdbcChaosIT {
         while (running.get()) {
           LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20 + ThreadLocalRandom.current().nextInt(60)));
           try {
-            kills.addAndGet(query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            kills.addAndGet(PostgresSql.queryInt(postgres,
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
                 + " WHERE application_name = 'ringbatch-chaos'"));
           } catch (SQLException e) {
             throw new IllegalStateException(e);
@@ -169,21 +171,5 @@ class JdbcChaosIT {
       }
     }
     return counts;
-  }
-
-  private static int query(String sql) throws SQLException {
-    try (Connection c = postgres.getPostgresDatabase().getConnection();
-         Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-      rs.next();
-      return rs.getInt(1);
-    }
-  }
-
-  private static void exec(String... sql) throws SQLException {
-    try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
-      for (String statement : sql) {
-        s.execute(statement);
-      }
-    }
   }
 }

@@ -54,7 +54,8 @@ class JdbcOutcomeIT {
 
   @BeforeEach
   void createTables() throws SQLException {
-    exec("DROP TABLE IF EXISTS log_rows", "CREATE TABLE log_rows (id BIGINT NOT NULL, payload TEXT NOT NULL)",
+    PostgresSql.exec(postgres, "DROP TABLE IF EXISTS log_rows",
+        "CREATE TABLE log_rows (id BIGINT NOT NULL, payload TEXT NOT NULL)",
         "DROP TABLE IF EXISTS keyed_rows", "CREATE TABLE keyed_rows (id BIGINT PRIMARY KEY, payload TEXT NOT NULL)");
   }
 
@@ -200,27 +201,11 @@ class JdbcOutcomeIT {
   }
 
   private static int sinkBackends() throws SQLException {
-    return query("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ringbatch-sink'");
+    return PostgresSql.queryInt(postgres,
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ringbatch-sink'");
   }
 
   private static int count(String table, long id) throws SQLException {
-    return query("SELECT count(*) FROM " + table + " WHERE id = " + id);
+    return PostgresSql.queryInt(postgres, "SELECT count(*) FROM " + table + " WHERE id = " + id);
   }
-
-  private static int query(String sql) throws SQLException {
-    try (Connection c = postgres.getPostgresDatabase().getConnection();
-         Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-      rs.next();
-      return rs.getInt(1);
-    }
-  }
-
-  private static void exec(String... sql) throws SQLException {
-    try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
-      for (String statement : sql) {
-        s.execute(statement);
-      }
-    }
-  }
-
 }
