@@ -104,6 +104,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     inFlight.incrementAndGet();
     batch.state.set(PendingBatch.IN_SINK);
     Ticket<T, R> ticket = new Ticket<>(batch, lastSequence, ticker.read());
+    batch.writeStarting(ticket.startNanos);
     synchronized (order) {
       order.addLast(ticket); // from here on a close that takes over fails it through the ticket
     }

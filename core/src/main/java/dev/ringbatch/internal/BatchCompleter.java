@@ -31,6 +31,9 @@ final class BatchCompleter {
     int size = batch.size();
     int failed = failure != null ? size : batch.failedCount();
     counters.recordBatch(size, failed);
+    if (batch.stampedItems() != 0) {
+      batch.reportWaits(recorders);
+    }
     recorders.recordBatch(size, batch.weight(), writeNanos, failed);
     int lostFireAndForget = 0;
     Throwable lostCause = null;

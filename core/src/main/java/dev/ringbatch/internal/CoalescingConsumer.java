@@ -223,7 +223,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         if (batch.isEmpty()) {
           batchStart = l.linger().isZero() ? 0 : ticker.read();
         }
-        batch.add(slot.item, slot.future, weight, sequence); // added, then emptied: never in neither place
+        batch.add(slot.item, slot.future, weight, sequence, slot.stamp); // added, then emptied: never in neither place
         slot.mark(SubmissionSlot.EMPTY);
         lastTaken = sequence;
         if (batch.size() >= l.maxBatchSize() || batch.weight() >= l.maxBatchBytes()) {

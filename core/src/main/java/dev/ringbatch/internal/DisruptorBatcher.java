@@ -65,7 +65,8 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     Sequence consumed = new Sequence(-1);
     ring.addGatingSequences(consumed);
     this.consumers = consumers;
-    this.gate = new PublishGate(name, ring, config.overflowPolicy(), config.submitTimeout(), consumers, recorders);
+    this.gate = new PublishGate(name, ring, config.overflowPolicy(), config.submitTimeout(), consumers, recorders,
+        ticker);
     HandOver handOver = new HandOver();
     BatchCompleter completer = new BatchCompleter(name, counters, recorders);
     BatchLimits limits = config.limits();
@@ -236,12 +237,19 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public void addStatsRecorder(StatsRecorder recorder) {
-    recorders.add(recorder);
+    synchronized (recorders) { // the gate's flag follows the recorders in the order they change
+      recorders.add(recorder);
+      gate.stampItems(recorders.timesItemWaits());
+    }
   }
 
   @Override
   public boolean removeStatsRecorder(StatsRecorder recorder) {
-    return recorders.remove(recorder);
+    synchronized (recorders) {
+      boolean removed = recorders.remove(recorder);
+      gate.stampItems(recorders.timesItemWaits());
+      return removed;
+    }
   }
 
   // ---------------------------------------------------------------- closing

@@ -19,6 +19,8 @@ final class GuardedStatsRecorders {
 
   private final String batcherName;
   private volatile StatsRecorder[] recorders = NONE;
+  /** Whether any recorder measures item waits. */
+  private volatile boolean itemWaits;
 
   GuardedStatsRecorders(String batcherName) {
     this.batcherName = batcherName;
@@ -30,6 +32,24 @@ final class GuardedStatsRecorders {
     StatsRecorder[] next = Arrays.copyOf(current, current.length + 1);
     next[current.length] = recorder;
     recorders = next;
+    itemWaits = anyTimesItemWaits(next);
+  }
+
+  /** Whether any recorder asks for {@link #recordItemWaits}; the batcher tells its {@code PublishGate}. */
+  boolean timesItemWaits() {
+    return itemWaits;
+  }
+
+  private boolean anyTimesItemWaits(StatsRecorder[] all) {
+    boolean any = false;
+    for (StatsRecorder recorder : all) {
+      try {
+        any |= recorder.recordsItemWaits();
+      } catch (Throwable t) {
+        logFailure(recorder, "recordsItemWaits", t);
+      }
+    }
+    return any;
   }
 
   synchronized boolean remove(StatsRecorder recorder) {
@@ -40,6 +60,7 @@ final class GuardedStatsRecorders {
         System.arraycopy(current, 0, next, 0, i);
         System.arraycopy(current, i + 1, next, i, current.length - i - 1);
         recorders = next;
+        itemWaits = anyTimesItemWaits(next);
         return true;
       }
     }
@@ -52,6 +73,16 @@ final class GuardedStatsRecorders {
         recorder.recordBatch(size, weight, writeNanos, failed);
       } catch (Throwable t) {
         logFailure(recorder, "recordBatch", t);
+      }
+    }
+  }
+
+  void recordItemWaits(int items, long totalWaitNanos, long maxWaitNanos) {
+    for (StatsRecorder recorder : recorders) {
+      try {
+        recorder.recordItemWaits(items, totalWaitNanos, maxWaitNanos);
+      } catch (Throwable t) {
+        logFailure(recorder, "recordItemWaits", t);
       }
     }
   }

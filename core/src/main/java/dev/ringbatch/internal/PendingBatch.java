@@ -44,6 +44,11 @@ final class PendingBatch<T, R> {
   private int size;
   private long weight;
   private long firstSequence = -1;
+  /** Item waits, kept only while a recorder measures them: consumer thread, then read by the settler. */
+  private int stampedItems;
+  private long stampSum;
+  private long oldestStamp;
+  private long writeStart;
   /** Guarded by {@code this}: the generation of the view that may record, and whether it may. */
   private int generation;
   private boolean recording;
@@ -74,7 +79,7 @@ final class PendingBatch<T, R> {
   }
 
   /** Adds the item read from ring slot {@code sequence}. Consumer thread, while {@link #FILLING}. */
-  void add(Object item, @Nullable CompletableFuture<Object> future, long itemWeight, long sequence) {
+  void add(Object item, @Nullable CompletableFuture<Object> future, long itemWeight, long sequence, long stamp) {
     if (size == items.length) {
       grow();
     }
@@ -85,6 +90,36 @@ final class PendingBatch<T, R> {
     futures[size] = future;
     size++;
     weight += itemWeight;
+    if (stamp != 0) {
+      stamp(stamp);
+    }
+  }
+
+  private void stamp(long stamp) {
+    if (stampedItems == 0 || stamp - oldestStamp < 0) {
+      oldestStamp = stamp;
+    }
+    stampedItems++;
+    stampSum += stamp; // wraps harmlessly: only differences of sums are used
+  }
+
+  /** Notes when the sink got the batch, if any item was stamped. A writer, before the first attempt. */
+  void writeStarting(long now) {
+    if (stampedItems != 0) {
+      writeStart = now;
+    }
+  }
+
+  /** How many items carry a publish stamp: those whose wait {@link #reportWaits} reports. */
+  int stampedItems() {
+    return stampedItems;
+  }
+
+  /** Tells the recorders how long the stamped items waited between publish and the write's start. */
+  void reportWaits(GuardedStatsRecorders recorders) {
+    long total = stampedItems * writeStart - stampSum;
+    long oldest = writeStart - oldestStamp;
+    recorders.recordItemWaits(stampedItems, Math.max(0, total), Math.max(0, oldest));
   }
 
   private void grow() {
@@ -242,6 +277,10 @@ final class PendingBatch<T, R> {
     size = 0;
     weight = 0;
     firstSequence = -1;
+    if (stampedItems != 0) {
+      stampedItems = 0;
+      stampSum = 0;
+    }
     if (lastAttemptFailure != null) {
       lastAttemptFailure = null; // a volatile store only after a retried batch, not on every batch
     }

@@ -6,6 +6,7 @@ import dev.ringbatch.BatcherClosedException;
 import dev.ringbatch.BatcherFullException;
 import dev.ringbatch.OverflowPolicy;
 import dev.ringbatch.RejectionReason;
+import dev.ringbatch.Ticker;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -46,14 +47,17 @@ final class PublishGate {
   private final long submitTimeoutNanos;
   private final ConsumerGroup consumers;
   private final GuardedStatsRecorders recorders;
+  private final Ticker ticker;
   private final LongAdder[] rejections = new LongAdder[RejectionReason.values().length];
   private final LongAdder tombstones = new LongAdder();
   private final RoomWaiters room = new RoomWaiters();
   private volatile int state = OPEN;
+  /** Whether producers stamp items with the ticker for the item-wait recorders; next to {@code state}. */
+  private volatile boolean stampItems;
   private volatile int closeMarkers;
 
   PublishGate(String name, RingBuffer<SubmissionSlot> ring, OverflowPolicy overflowPolicy, Duration submitTimeout,
-      ConsumerGroup consumers, GuardedStatsRecorders recorders) {
+      ConsumerGroup consumers, GuardedStatsRecorders recorders, Ticker ticker) {
     this.name = name;
     this.ring = ring;
     this.overflowPolicy = overflowPolicy;
@@ -61,6 +65,7 @@ final class PublishGate {
     this.submitTimeoutNanos = Checks.saturatedNanos(submitTimeout);
     this.consumers = consumers;
     this.recorders = recorders;
+    this.ticker = ticker;
     for (int i = 0; i < rejections.length; i++) {
       rejections[i] = new LongAdder();
     }
@@ -107,7 +112,7 @@ final class PublishGate {
       tombstones.increment();
       return false;
     }
-    slot.fill(item, future, weight);
+    slot.fill(item, future, weight, stampItems ? ticker.read() : 0L);
     ring.publish(sequence);
     return true;
   }
@@ -233,6 +238,11 @@ final class PublishGate {
 
   boolean isOpen() {
     return state == OPEN;
+  }
+
+  /** Turns stamping on or off; the batcher calls it whenever its recorders change. */
+  void stampItems(boolean on) {
+    stampItems = on;
   }
 
   int state() {

@@ -9,6 +9,8 @@ abstract class SlotFields {
   @Nullable Object item;
   @Nullable CompletableFuture<Object> future;
   long weight;
+  /** When the producer published the item ({@code Ticker} terms), or 0 when nobody measures item waits. */
+  long stamp;
 }
 
 /**
@@ -22,7 +24,7 @@ final class SubmissionSlot extends SlotFields {
   // Padding after the fields (a subclass's fields are laid out after its superclass's): slots are allocated
   // one after another, and without it the consumer clearing slot k and a producer filling slot k + 1 would
   // write the same cache line; when the consumer keeps up closely that false sharing cost ~10x throughput.
-  long p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12, p13, p14;
+  long p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12, p13;
 
   /** Nothing to do: never filled, or already taken by the consumer (or by an abandoning close). */
   static final byte EMPTY = 0;
@@ -33,11 +35,12 @@ final class SubmissionSlot extends SlotFields {
   /** Published by close: everything before it must be written, then the consumer stops. */
   static final byte CLOSE = 3;
 
-  void fill(Object item, @Nullable CompletableFuture<Object> future, long weight) {
+  void fill(Object item, @Nullable CompletableFuture<Object> future, long weight, long stamp) {
     this.kind = ITEM;
     this.item = item;
     this.future = future;
     this.weight = weight;
+    this.stamp = stamp;
   }
 
   void mark(byte kind) {

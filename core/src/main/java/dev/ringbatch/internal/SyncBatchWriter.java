@@ -68,6 +68,9 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     for (int attempt = 1; ; attempt++) {
       try {
         long start = ticker.read();
+        if (attempt == 1) {
+          batch.writeStarting(start);
+        }
         try {
           if (listSink != null) {
             batch.recordAll(listSink.writeItems(batch.itemsList())); // no view: nothing to open or leak

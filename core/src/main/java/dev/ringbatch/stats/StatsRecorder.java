@@ -29,6 +29,32 @@ public interface StatsRecorder {
   default void recordBatch(int size, long weight, long writeNanos, int failed) {}
 
   /**
+   * Whether this recorder wants {@link #recordItemWaits}. Asked when the recorder is added. While at least
+   * one registered recorder says yes, each producer reads the batcher's {@link dev.ringbatch.Ticker} once per
+   * item to stamp it (by default {@code System.nanoTime()}); otherwise nothing is stamped and
+   * {@link #recordItemWaits} is never called. Items published before the first such recorder was added are
+   * not measured.
+   *
+   * @return false by default
+   */
+  default boolean recordsItemWaits() {
+    return false;
+  }
+
+  /**
+   * Records how long the items of one batch waited between being published into the ring and their batch's
+   * first write attempt starting: the time an item spends queued, before the sink's time
+   * ({@link #recordBatch}'s {@code writeNanos}) begins. Called once per written or failed batch, just before
+   * {@link #recordBatch} and on the same thread, only if {@link #recordsItemWaits()} said yes.
+   *
+   * @param items how many items of the batch were measured (all of them, unless the measuring began while
+   *     the batch was filling)
+   * @param totalWaitNanos the sum of their waits, so {@code totalWaitNanos / items} is the mean
+   * @param maxWaitNanos the longest wait among them: the oldest item's
+   */
+  default void recordItemWaits(int items, long totalWaitNanos, long maxWaitNanos) {}
+
+  /**
    * Records an item the batcher refused. Called on the producer's thread.
    *
    * @param reason why it was refused

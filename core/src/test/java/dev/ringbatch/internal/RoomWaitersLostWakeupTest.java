@@ -117,7 +117,7 @@ class RoomWaitersLostWakeupTest {
     RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, RING);
     ring.addGatingSequences(consumed);
     PublishGate gate = new PublishGate("lost-wakeup", ring, OverflowPolicy.BLOCK, SUBMIT_TIMEOUT,
-        new ConsumerGroup(), new GuardedStatsRecorders("lost-wakeup"));
+        new ConsumerGroup(), new GuardedStatsRecorders("lost-wakeup"), System::nanoTime);
     RoomWaiters room = roomOf(gate);
     for (int i = 0; i < RING; i++) {
       assertThat(gate.accept("fill" + i, null, 1)).isEqualTo(i); // the ring is full
@@ -171,7 +171,7 @@ class RoomWaitersLostWakeupTest {
     RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, RING);
     ring.addGatingSequences(consumed);
     PublishGate gate = new PublishGate("lost-wakeup-2", ring, OverflowPolicy.BLOCK, SUBMIT_TIMEOUT,
-        new ConsumerGroup(), new GuardedStatsRecorders("lost-wakeup-2"));
+        new ConsumerGroup(), new GuardedStatsRecorders("lost-wakeup-2"), System::nanoTime);
     RoomWaiters room = roomOf(gate);
     for (int i = 0; i < RING; i++) {
       assertThat(gate.accept("fill" + i, null, 1)).isEqualTo(i);
@@ -218,7 +218,7 @@ class RoomWaitersLostWakeupTest {
     RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, RING);
     ring.addGatingSequences(consumed);
     PublishGate gate = new PublishGate("control", ring, OverflowPolicy.BLOCK, SUBMIT_TIMEOUT,
-        new ConsumerGroup(), new GuardedStatsRecorders("control"));
+        new ConsumerGroup(), new GuardedStatsRecorders("control"), System::nanoTime);
     RoomWaiters room = roomOf(gate);
     for (int i = 0; i < RING; i++) {
       assertThat(gate.accept("fill" + i, null, 1)).isEqualTo(i);

@@ -23,7 +23,7 @@ public class StaleViewStress {
   private final BatchView<Object, Object> stale;
 
   public StaleViewStress() {
-    batch.add("item", null, 0, 0);
+    batch.add("item", null, 0, 0, 0);
     stale = batch.open("stress");
   }
 

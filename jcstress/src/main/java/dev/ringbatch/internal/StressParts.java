@@ -10,7 +10,7 @@ final class StressParts {
 
   static PublishGate gate(RingBuffer<SubmissionSlot> ring) {
     return new PublishGate("stress", ring, OverflowPolicy.DROP, Duration.ofSeconds(1), new ConsumerGroup(),
-        new GuardedStatsRecorders("stress"));
+        new GuardedStatsRecorders("stress"), System::nanoTime);
   }
 
   static BatchCompleter completer() {

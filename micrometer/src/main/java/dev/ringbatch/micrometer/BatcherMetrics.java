@@ -9,13 +9,17 @@ import dev.ringbatch.stats.StatsRecorder;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
+import io.micrometer.core.instrument.distribution.TimeWindowMax;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -25,6 +29,7 @@ import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ToDoubleFunction;
 import org.jspecify.annotations.Nullable;
 
@@ -42,6 +47,11 @@ import org.jspecify.annotations.Nullable;
  *   <tr><td>{@code ringbatch.batch.size}</td><td>distribution summary</td><td></td><td>items per batch</td></tr>
  *   <tr><td>{@code ringbatch.batch.write}</td><td>timer</td><td>{@code outcome=success|partial|failure}</td>
  *       <td>time the sink took per batch, retries included</td></tr>
+ *   <tr><td>{@code ringbatch.item.wait}</td><td>function timer</td><td></td>
+ *       <td>time items waited in the ring, from publish to their batch's first write attempt: count and total,
+ *       so {@code total / count} is the mean</td></tr>
+ *   <tr><td>{@code ringbatch.item.wait.max}</td><td>time gauge</td><td></td>
+ *       <td>the longest such wait in the last two minutes or so (Micrometer's default expiry)</td></tr>
  *   <tr><td>{@code ringbatch.batch.retries}</td><td>counter</td><td></td><td>batch writes retried</td></tr>
  *   <tr><td>{@code ringbatch.ring.remaining}</td><td>gauge</td><td></td><td>free ring slots</td></tr>
  *   <tr><td>{@code ringbatch.ring.capacity}</td><td>gauge</td><td></td><td>ring slots</td></tr>
@@ -49,7 +59,9 @@ import org.jspecify.annotations.Nullable;
  * </table>
  *
  * <p>Counters and gauges read {@link Batcher#stats()} when the registry is scraped and hold the batcher
- * weakly; the summary and the timer are fed by a {@link StatsRecorder} the binder registers. When the
+ * weakly; the summary, the timers and the item waits are fed by a {@link StatsRecorder} the binder registers.
+ * Measuring item waits makes each producer read the clock once per item; turn it off with
+ * {@link #BatcherMetrics(Batcher, Iterable, boolean)}. When the
  * batcher closes, or when this binder is {@linkplain #close() closed}, every meter is removed.
  *
  * <p>A batcher is bound to a registry at most once: binding it again to the same registry (a
@@ -71,6 +83,7 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
 
   private final Batcher<?, ?> batcher;
   private final Tags tags;
+  private final boolean itemWaits;
   private final List<Meter> meters = new CopyOnWriteArrayList<>();
   private volatile @Nullable MeterRegistry registry;
   private volatile @Nullable Recorder recorder;
@@ -83,8 +96,20 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
    * @param tags extra tags for every meter, on top of {@code name=<batcher name>}
    */
   public BatcherMetrics(Batcher<?, ?> batcher, Iterable<Tag> tags) {
+    this(batcher, tags, true);
+  }
+
+  /**
+   * Creates a binder for {@code batcher}; call {@link #bindTo} to register the meters.
+   *
+   * @param tags extra tags for every meter, on top of {@code name=<batcher name>}
+   * @param itemWaits whether to register {@code ringbatch.item.wait} and {@code ringbatch.item.wait.max},
+   *     which make producers read the clock once per item
+   */
+  public BatcherMetrics(Batcher<?, ?> batcher, Iterable<Tag> tags, boolean itemWaits) {
     this.batcher = requireNonNull(batcher, "batcher");
     this.tags = Tags.of(requireNonNull(tags, "tags")).and("name", batcher.name());
+    this.itemWaits = itemWaits;
   }
 
   /** Binds the meters of {@code batcher} to {@code registry} and returns the batcher unchanged. */
@@ -149,12 +174,25 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
         .register(registry);
     meters.add(sizes);
     meters.add(retries);
-    Recorder r = new Recorder(sizes, writes, retries);
+    @Nullable ItemWaits waits = itemWaits ? registerItemWaits(registry) : null;
+    Recorder r = new Recorder(sizes, writes, retries, waits);
     recorder = r;
     batcher.addStatsRecorder(r);
     if (batcher.isClosed() && batcher.closeReport() != null) {
       close(); // closed before it was bound: nothing to watch
     }
+  }
+
+  private ItemWaits registerItemWaits(MeterRegistry registry) {
+    ItemWaits waits = new ItemWaits(new TimeWindowMax(registry.config().clock(), DistributionStatisticConfig.DEFAULT));
+    meters.add(FunctionTimer.builder(PREFIX + "item.wait", waits, w -> w.count.sum(),
+            w -> (double) w.totalNanos.sum(), TimeUnit.NANOSECONDS)
+        .description("Time items waited in the ring, from publish to their batch's first write attempt")
+        .tags(tags).register(registry));
+    meters.add(TimeGauge.builder(PREFIX + "item.wait.max", waits, TimeUnit.NANOSECONDS,
+            w -> w.max.poll(TimeUnit.NANOSECONDS))
+        .description("The longest time an item waited in the ring recently").tags(tags).register(registry));
+    return waits;
   }
 
   private static ToDoubleFunction<Batcher<?, ?>> itemsBy(String result) {
@@ -224,16 +262,47 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     }
   }
 
-  /** Feeds the summary, the timers and the retry counter; removes the meters when the batcher closes. */
+  /**
+   * What the item-wait meters read; held by the recorder (the meters hold it weakly). Written by every
+   * consumer or completing thread of the batcher, so adders.
+   */
+  private static final class ItemWaits {
+    final LongAdder count = new LongAdder();
+    final LongAdder totalNanos = new LongAdder();
+    final TimeWindowMax max;
+
+    ItemWaits(TimeWindowMax max) {
+      this.max = max;
+    }
+  }
+
+  /** Feeds the summary, the timers, the item waits and the retry counter; removes the meters on close. */
   private final class Recorder implements StatsRecorder {
     private final DistributionSummary sizes;
     private final Timer[] writes;
     private final Counter retries;
+    private final @Nullable ItemWaits waits;
 
-    Recorder(DistributionSummary sizes, Timer[] writes, Counter retries) {
+    Recorder(DistributionSummary sizes, Timer[] writes, Counter retries, @Nullable ItemWaits waits) {
       this.sizes = sizes;
       this.writes = writes;
       this.retries = retries;
+      this.waits = waits;
+    }
+
+    @Override
+    public boolean recordsItemWaits() {
+      return waits != null;
+    }
+
+    @Override
+    public void recordItemWaits(int items, long totalWaitNanos, long maxWaitNanos) {
+      ItemWaits w = waits;
+      if (w != null) {
+        w.count.add(items);
+        w.totalNanos.add(totalWaitNanos);
+        w.max.record(maxWaitNanos, TimeUnit.NANOSECONDS);
+      }
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.ringbatch.micrometer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.ringbatch.Batch;
 import dev.ringbatch.Batcher;
@@ -95,7 +96,7 @@ class BatcherMetricsTest {
   void everyMeter_hasNameTagDescriptionAndBaseUnit() {
     BatcherMetrics.monitor(registry, start(64));
 
-    assertThat(registry.getMeters()).hasSize(4 + 4 + 3 + 1 + 3 + 1);
+    assertThat(registry.getMeters()).hasSize(4 + 4 + 3 + 1 + 3 + 1 + 2);
     for (Meter meter : registry.getMeters()) {
       assertThat(meter.getId().getName()).startsWith("ringbatch.");
       assertThat(meter.getId().getTag("name")).isEqualTo("orders");
@@ -103,7 +104,7 @@ class BatcherMetricsTest {
       String name = meter.getId().getName();
       if (name.equals("ringbatch.batch.retries")) {
         assertThat(meter.getId().getBaseUnit()).isEqualTo("retries");
-      } else if (!name.equals("ringbatch.batch.write")) {
+      } else if (!name.equals("ringbatch.batch.write") && !name.startsWith("ringbatch.item.wait")) {
         assertThat(meter.getId().getBaseUnit()).isEqualTo("items");
       }
     }
@@ -224,6 +225,35 @@ class BatcherMetricsTest {
     BatcherMetrics.monitor(registry, b);
     b.submit(2).join();
 
+    assertThat(registry.get("ringbatch.batch.size").summary().count()).isEqualTo(1);
+  }
+
+  @Test
+  void itemWaits_countEveryItem_andSeeTheTimeQueuedBehindASlowWrite() throws Exception {
+    Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start(64));
+    CompletableFuture<Void> slow = b.submit(1000); // holds the consumer at the gate
+    await().atMost(WAIT).until(() -> b.stats().remainingCapacity() == 64);
+    CompletableFuture<Void> queued = b.submit(2);
+    CompletableFuture<Void> alsoQueued = b.submit(4);
+    gate.countDown();
+    CompletableFuture.allOf(slow, queued, alsoQueued).get(10, TimeUnit.SECONDS);
+
+    var waits = registry.get("ringbatch.item.wait").tag("name", "orders").functionTimer();
+    assertThat(waits.count()).isEqualTo(3);
+    assertThat(waits.totalTime(TimeUnit.NANOSECONDS)).isPositive();
+    double max = registry.get("ringbatch.item.wait.max").tag("name", "orders").timeGauge()
+        .value(TimeUnit.NANOSECONDS);
+    assertThat(max).isPositive().isGreaterThanOrEqualTo(waits.totalTime(TimeUnit.NANOSECONDS) / 3);
+  }
+
+  @Test
+  void itemWaitsOff_registersNoWaitMeters() {
+    Batcher<Integer, Void> b = start(64);
+    new BatcherMetrics(b, Tags.empty(), false).bindTo(registry);
+    b.submit(2).join();
+
+    assertThat(registry.find("ringbatch.item.wait").meters()).isEmpty();
+    assertThat(registry.find("ringbatch.item.wait.max").meters()).isEmpty();
     assertThat(registry.get("ringbatch.batch.size").summary().count()).isEqualTo(1);
   }
 

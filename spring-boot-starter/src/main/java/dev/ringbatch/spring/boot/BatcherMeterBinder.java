@@ -3,6 +3,7 @@ package dev.ringbatch.spring.boot;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.micrometer.BatcherMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import org.springframework.beans.factory.ObjectProvider;
 
@@ -15,15 +16,27 @@ import org.springframework.beans.factory.ObjectProvider;
 public class BatcherMeterBinder implements MeterBinder {
   private final BatcherFactory factory;
   private final ObjectProvider<Batcher<?, ?>> beans;
+  private final boolean itemWaits;
 
+  /** Binds every meter, item waits included. */
   public BatcherMeterBinder(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> beans) {
+    this(factory, beans, true);
+  }
+
+  /** Binds every meter; the item-wait meters only if {@code itemWaits} ({@code ringbatch.metrics.item-waits}). */
+  public BatcherMeterBinder(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> beans, boolean itemWaits) {
     this.factory = factory;
     this.beans = beans;
+    this.itemWaits = itemWaits;
   }
 
   @Override
   public void bindTo(MeterRegistry registry) {
-    factory.whenCreated(batcher -> BatcherMetrics.monitor(registry, batcher));
-    beans.orderedStream().forEach(batcher -> BatcherMetrics.monitor(registry, batcher));
+    factory.whenCreated(batcher -> bind(registry, batcher));
+    beans.orderedStream().forEach(batcher -> bind(registry, batcher));
+  }
+
+  private void bind(MeterRegistry registry, Batcher<?, ?> batcher) {
+    new BatcherMetrics(batcher, Tags.empty(), itemWaits).bindTo(registry);
   }
 }

@@ -27,7 +27,8 @@ public class BatcherMetricsAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  public BatcherMeterBinder ringbatchMeterBinder(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> batchers) {
-    return new BatcherMeterBinder(factory, batchers);
+  public BatcherMeterBinder ringbatchMeterBinder(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> batchers,
+      BatcherProperties properties) {
+    return new BatcherMeterBinder(factory, batchers, properties.getMetrics().isItemWaits());
   }
 }

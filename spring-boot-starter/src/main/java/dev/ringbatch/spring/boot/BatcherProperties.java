@@ -204,12 +204,26 @@ public class BatcherProperties {
     /** Whether batchers' meters are bound to the MeterRegistry when there is one. */
     private boolean enabled = true;
 
+    /**
+     * Whether to measure how long items wait in the ring ({@code ringbatch.item.wait}, {@code .max}): each
+     * producer then reads the clock once per item.
+     */
+    private boolean itemWaits = true;
+
     public boolean isEnabled() {
       return enabled;
     }
 
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
+    }
+
+    public boolean isItemWaits() {
+      return itemWaits;
+    }
+
+    public void setItemWaits(boolean itemWaits) {
+      this.itemWaits = itemWaits;
     }
   }
 

@@ -60,6 +60,28 @@ class BatcherMetricsAutoConfigurationTest {
   }
 
   @Test
+  void itemWaits_measuredByDefault_andOffByProperty() {
+    runner.run(context -> {
+      MeterRegistry registry = context.getBean(MeterRegistry.class);
+      Batcher<String, Void> timed = context.getBean(BatcherFactory.class)
+          .create("timed", BatchSink.noResult(items -> { }));
+      for (int i = 0; i < 10; i++) {
+        timed.submit("item " + i).join();
+      }
+      assertThat(registry.get("ringbatch.item.wait").tag("name", "timed").functionTimer().count()).isEqualTo(10);
+      assertThat(registry.find("ringbatch.item.wait.max").tag("name", "timed").timeGauges()).hasSize(1);
+    });
+    runner.withPropertyValues("ringbatch.metrics.item-waits=false").run(context -> {
+      MeterRegistry registry = context.getBean(MeterRegistry.class);
+      Batcher<String, Void> untimed = context.getBean(BatcherFactory.class)
+          .create("untimed", BatchSink.noResult(items -> { }));
+      untimed.submit("item").join();
+      assertThat(registry.find("ringbatch.item.wait").tag("name", "untimed").meters()).isEmpty();
+      assertThat(registry.get("ringbatch.batch.size").tag("name", "untimed").summary().count()).isEqualTo(1);
+    });
+  }
+
+  @Test
   void applicationAlsoMonitoring_countsEachBatchOnce() {
     runner.withUserConfiguration(SelfMonitoredConfiguration.class).run(context -> {
       MeterRegistry registry = context.getBean(MeterRegistry.class);

@@ -48,6 +48,7 @@ class EventsApplicationIT {
     String before = get("/actuator/prometheus");
     double writtenBefore = value(before, "ringbatch_items_total", "result=\"written\"");
     double sizeSumBefore = value(before, "ringbatch_batch_size_items_sum", "");
+    double waitsBefore = value(before, "ringbatch_item_wait_seconds_count", "");
     long batchesBefore = events.stats().batches();
     ExecutorService clients = Executors.newFixedThreadPool(CLIENTS);
     List<Future<Integer>> created = new ArrayList<>();
@@ -84,6 +85,10 @@ class EventsApplicationIT {
     assertThat(value(prometheus, "ringbatch_batch_size_items_sum", "") - sizeSumBefore)
         .isEqualTo(CLIENTS * PER_CLIENT);
     assertThat(value(prometheus, "ringbatch_batch_size_items_count", "")).isEqualTo(events.stats().batches());
+    assertThat(value(prometheus, "ringbatch_item_wait_seconds_count", "") - waitsBefore)
+        .as("every item's wait in the ring measured once").isEqualTo(CLIENTS * PER_CLIENT);
+    assertThat(value(prometheus, "ringbatch_item_wait_seconds_sum", "")).isPositive();
+    assertThat(value(prometheus, "ringbatch_item_wait_max_seconds", "")).isGreaterThanOrEqualTo(0);
     assertThat(events.stats().batches() - batchesBefore).as("batches for %s events", CLIENTS * PER_CLIENT)
         .isLessThan(CLIENTS * PER_CLIENT);
     assertThat(prometheus).contains("ringbatch_batch_write_seconds_count{name=\"events\",outcome=\"success\"}")
