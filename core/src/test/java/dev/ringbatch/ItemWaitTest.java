@@ -176,4 +176,46 @@ class ItemWaitTest {
     // a was stamped (at 1000, written at once); b,c were written together and only c was stamped
     assertThat(second.waits).containsExactly("1/0/0", "1/50/50");
   }
+
+  /** Found by review: one recorder asking made every recorder hear item waits. */
+  @Test
+  void recorderThatSaysNo_isNotToldWaits_whenAnotherRecorderSaysYes() {
+    AtomicInteger waitCallsOnNo = new AtomicInteger();
+    StatsRecorder saysNo = new StatsRecorder() {
+      @Override
+      public void recordItemWaits(int items, long totalWaitNanos, long maxWaitNanos) {
+        waitCallsOnNo.incrementAndGet();
+      }
+    };
+    WaitRecorder saysYes = new WaitRecorder();
+    Batcher<String, Integer> batcher = batcher(batch -> batch.completeRemaining(1), saysNo);
+    batcher.addStatsRecorder(saysYes);
+
+    for (int i = 0; i < 10; i++) {
+      assertThat(batcher.submit("x" + i)).succeedsWithin(WAIT).isEqualTo(1);
+    }
+    assertThat(saysYes.waits).isNotEmpty();
+    assertThat(waitCallsOnNo).hasValue(0);
+  }
+
+  /** Found by review: a ticker reading of 0 (a test clock's origin) was taken for "not stamped". */
+  @Test
+  void itemPublishedAtTickerZero_isMeasuredLikeAnyOther() throws Exception {
+    clock.set(0);
+    WaitRecorder recorder = new WaitRecorder();
+    Batcher<String, Integer> batcher = batcher(holdingFirstBatch(), recorder);
+
+    CompletableFuture<Integer> a = batcher.submit("a"); // published at 0, written at once at 0
+    assertThat(sinkCalls.poll(10, SECONDS)).isEqualTo("a");
+    CompletableFuture<Integer> b = batcher.submit("b"); // published at 0
+    clock.set(300);
+    CompletableFuture<Integer> c = batcher.submit("c"); // published at 300
+    clock.set(400); // b,c written at 400: b waited 400, c 100
+    release.countDown();
+    assertThat(a).succeedsWithin(WAIT);
+    assertThat(sinkCalls.poll(10, SECONDS)).isEqualTo("b,c");
+    assertThat(b).succeedsWithin(WAIT);
+    assertThat(c).succeedsWithin(WAIT);
+    assertThat(recorder.waits).containsExactly("1/0/0", "2/500/400");
+  }
 }

@@ -31,7 +31,7 @@ final class BatchCompleter {
     int size = batch.size();
     int failed = failure != null ? size : batch.failedCount();
     counters.recordBatch(size, failed);
-    if (batch.stampedItems() != 0) {
+    if (batch.hasWaits()) {
       batch.reportWaits(recorders);
     }
     recorders.recordBatch(size, batch.weight(), writeNanos, failed);

@@ -19,8 +19,8 @@ final class GuardedStatsRecorders {
 
   private final String batcherName;
   private volatile StatsRecorder[] recorders = NONE;
-  /** Whether any recorder measures item waits. */
-  private volatile boolean itemWaits;
+  /** The recorders that asked for item waits, a subset of {@code recorders} in the same order. */
+  private volatile StatsRecorder[] waitRecorders = NONE;
 
   GuardedStatsRecorders(String batcherName) {
     this.batcherName = batcherName;
@@ -32,24 +32,26 @@ final class GuardedStatsRecorders {
     StatsRecorder[] next = Arrays.copyOf(current, current.length + 1);
     next[current.length] = recorder;
     recorders = next;
-    itemWaits = anyTimesItemWaits(next);
+    waitRecorders = askingForItemWaits(next);
   }
 
   /** Whether any recorder asks for {@link #recordItemWaits}; the batcher tells its {@code PublishGate}. */
   boolean timesItemWaits() {
-    return itemWaits;
+    return waitRecorders.length != 0;
   }
 
-  private boolean anyTimesItemWaits(StatsRecorder[] all) {
-    boolean any = false;
-    for (StatsRecorder recorder : all) {
-      try {
-        any |= recorder.recordsItemWaits();
-      } catch (Throwable t) {
-        logFailure(recorder, "recordsItemWaits", t);
-      }
+  /** Asks each recorder once, when the set changes; one that throws counts as no. */
+  private StatsRecorder[] askingForItemWaits(StatsRecorder[] all) {
+    return Arrays.stream(all).filter(this::asksForItemWaits).toArray(StatsRecorder[]::new);
+  }
+
+  private boolean asksForItemWaits(StatsRecorder recorder) {
+    try {
+      return recorder.recordsItemWaits();
+    } catch (Throwable t) {
+      logFailure(recorder, "recordsItemWaits", t);
+      return false;
     }
-    return any;
   }
 
   synchronized boolean remove(StatsRecorder recorder) {
@@ -60,7 +62,7 @@ final class GuardedStatsRecorders {
         System.arraycopy(current, 0, next, 0, i);
         System.arraycopy(current, i + 1, next, i, current.length - i - 1);
         recorders = next;
-        itemWaits = anyTimesItemWaits(next);
+        waitRecorders = askingForItemWaits(next);
         return true;
       }
     }
@@ -78,7 +80,7 @@ final class GuardedStatsRecorders {
   }
 
   void recordItemWaits(int items, long totalWaitNanos, long maxWaitNanos) {
-    for (StatsRecorder recorder : recorders) {
+    for (StatsRecorder recorder : waitRecorders) {
       try {
         recorder.recordItemWaits(items, totalWaitNanos, maxWaitNanos);
       } catch (Throwable t) {

@@ -49,6 +49,7 @@ final class PendingBatch<T, R> {
   private long stampSum;
   private long oldestStamp;
   private long writeStart;
+  private boolean writeStarted;
   /** Guarded by {@code this}: the generation of the view that may record, and whether it may. */
   private int generation;
   private boolean recording;
@@ -90,7 +91,7 @@ final class PendingBatch<T, R> {
     futures[size] = future;
     size++;
     weight += itemWeight;
-    if (stamp != 0) {
+    if (stamp != SubmissionSlot.NOT_STAMPED) {
       stamp(stamp);
     }
   }
@@ -107,12 +108,13 @@ final class PendingBatch<T, R> {
   void writeStarting(long now) {
     if (stampedItems != 0) {
       writeStart = now;
+      writeStarted = true;
     }
   }
 
-  /** How many items carry a publish stamp: those whose wait {@link #reportWaits} reports. */
-  int stampedItems() {
-    return stampedItems;
+  /** Whether {@link #reportWaits} has something to report: stamped items whose write started. */
+  boolean hasWaits() {
+    return writeStarted;
   }
 
   /** Tells the recorders how long the stamped items waited between publish and the write's start. */
@@ -280,6 +282,7 @@ final class PendingBatch<T, R> {
     if (stampedItems != 0) {
       stampedItems = 0;
       stampSum = 0;
+      writeStarted = false;
     }
     if (lastAttemptFailure != null) {
       lastAttemptFailure = null; // a volatile store only after a retried batch, not on every batch

@@ -112,7 +112,7 @@ final class PublishGate {
       tombstones.increment();
       return false;
     }
-    slot.fill(item, future, weight, stampItems ? ticker.read() : 0L);
+    slot.fill(item, future, weight, stampItems ? stamp() : SubmissionSlot.NOT_STAMPED);
     ring.publish(sequence);
     return true;
   }
@@ -238,6 +238,11 @@ final class PublishGate {
 
   boolean isOpen() {
     return state == OPEN;
+  }
+
+  private long stamp() {
+    long now = ticker.read();
+    return now == SubmissionSlot.NOT_STAMPED ? now + 1 : now;
   }
 
   /** Turns stamping on or off; the batcher calls it whenever its recorders change. */

@@ -9,7 +9,7 @@ abstract class SlotFields {
   @Nullable Object item;
   @Nullable CompletableFuture<Object> future;
   long weight;
-  /** When the producer published the item ({@code Ticker} terms), or 0 when nobody measures item waits. */
+  /** When the producer published the item ({@code Ticker} terms), or {@code NOT_STAMPED}. */
   long stamp;
 }
 
@@ -25,6 +25,9 @@ final class SubmissionSlot extends SlotFields {
   // one after another, and without it the consumer clearing slot k and a producer filling slot k + 1 would
   // write the same cache line; when the consumer keeps up closely that false sharing cost ~10x throughput.
   long p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12, p13;
+
+  /** The stamp of an item published while nobody measured item waits; a ticker reading of it is moved by 1. */
+  static final long NOT_STAMPED = Long.MIN_VALUE;
 
   /** Nothing to do: never filled, or already taken by the consumer (or by an abandoning close). */
   static final byte EMPTY = 0;

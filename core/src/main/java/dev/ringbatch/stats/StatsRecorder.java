@@ -29,11 +29,11 @@ public interface StatsRecorder {
   default void recordBatch(int size, long weight, long writeNanos, int failed) {}
 
   /**
-   * Whether this recorder wants {@link #recordItemWaits}. Asked when the recorder is added. While at least
-   * one registered recorder says yes, each producer reads the batcher's {@link dev.ringbatch.Ticker} once per
-   * item to stamp it (by default {@code System.nanoTime()}); otherwise nothing is stamped and
-   * {@link #recordItemWaits} is never called. Items published before the first such recorder was added are
-   * not measured.
+   * Whether this recorder wants {@link #recordItemWaits}. Asked whenever the batcher's recorders change; one
+   * that throws counts as no. While at least one registered recorder says yes, each producer reads the
+   * batcher's {@link dev.ringbatch.Ticker} once per item to stamp it (by default {@code System.nanoTime()});
+   * otherwise nothing is stamped. {@link #recordItemWaits} is called only on recorders that said yes. Items
+   * published before the first such recorder was added are not measured.
    *
    * @return false by default
    */

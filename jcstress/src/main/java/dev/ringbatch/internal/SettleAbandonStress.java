@@ -32,7 +32,7 @@ public class SettleAbandonStress {
     writer = new AsyncBatchWriter<>("stress", 4, batch -> stage.thenRun(() -> batch.completeRemaining("written")),
         1, 1, Ticker.system(), handOver, completer, new FlushWaiters(), () -> { });
     PendingBatch<Object, Object> batch = new PendingBatch<>(1, 4);
-    batch.add("x", item, 0, 0, 0);
+    batch.add("x", item, 0, 0, SubmissionSlot.NOT_STAMPED);
     writer.write(batch, 0);
   }
 

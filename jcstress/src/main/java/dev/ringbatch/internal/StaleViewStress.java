@@ -23,7 +23,7 @@ public class StaleViewStress {
   private final BatchView<Object, Object> stale;
 
   public StaleViewStress() {
-    batch.add("item", null, 0, 0, 0);
+    batch.add("item", null, 0, 0, SubmissionSlot.NOT_STAMPED);
     stale = batch.open("stress");
   }
 
