@@ -50,6 +50,8 @@ abstract class Target {
         return new Ringbatch(WaitMode.BLOCKING, capacity, maxBatch, counting);
       case "ringbatch-yielding":
         return new Ringbatch(WaitMode.YIELDING, capacity, maxBatch, counting);
+      case "ringbatch-vconsumer": // the consumer on a virtual thread, beside virtual callers (JDK 21+)
+        return new Ringbatch(WaitMode.BLOCKING, capacity, maxBatch, counting, VirtualThreads.factory());
       case "abq":
         return new Queue(QueueBatcher.arrayBlocking(capacity, maxBatch, counting));
       case "lbq":
@@ -75,9 +77,17 @@ abstract class Target {
     private final Batcher<Long, Void> batcher;
 
     Ringbatch(WaitMode mode, int capacity, int maxBatch, Consumer<List<Long>> writer) {
-      batcher = Batcher.of("bench", BatcherConfig.builder().ringSize(capacity).maxBatchSize(maxBatch)
-          .overflowPolicy(OverflowPolicy.BLOCK).submitTimeout(BatcherConfig.NO_TIMEOUT).waitMode(mode).build(),
-          BatchSink.noResult(writer::accept));
+      this(mode, capacity, maxBatch, writer, null);
+    }
+
+    Ringbatch(WaitMode mode, int capacity, int maxBatch, Consumer<List<Long>> writer,
+        java.util.concurrent.@org.jspecify.annotations.Nullable ThreadFactory consumerThreads) {
+      BatcherConfig.Builder config = BatcherConfig.builder().ringSize(capacity).maxBatchSize(maxBatch)
+          .overflowPolicy(OverflowPolicy.BLOCK).submitTimeout(BatcherConfig.NO_TIMEOUT).waitMode(mode);
+      if (consumerThreads != null) {
+        config.threadFactory(consumerThreads);
+      }
+      batcher = Batcher.of("bench", config.build(), BatchSink.noResult(writer::accept));
     }
 
     @Override

@@ -16,4 +16,16 @@ final class VirtualThreads {
           + Runtime.version() + ": run this benchmark on JDK 21+", e);
     }
   }
+
+  /** A factory of virtual threads; fails with a clear message before JDK 21. */
+  static java.util.concurrent.ThreadFactory factory() {
+    try {
+      Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+      return (java.util.concurrent.ThreadFactory) Class.forName("java.lang.Thread$Builder").getMethod("factory")
+          .invoke(builder);
+    } catch (ReflectiveOperationException e) {
+      throw new UnsupportedOperationException("virtual threads need JDK 21 or later; this is "
+          + Runtime.version() + ": run this benchmark on JDK 21+", e);
+    }
+  }
 }
