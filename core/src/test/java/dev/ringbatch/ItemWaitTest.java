@@ -218,4 +218,40 @@ class ItemWaitTest {
     assertThat(c).succeedsWithin(WAIT);
     assertThat(recorder.waits).containsExactly("1/0/0", "2/500/400");
   }
+
+  /**
+   * The Ticker is user code: a producer reading a slow one must not hold a claimed, unpublished slot, or every
+   * later caller's item waits behind it (the consumer reads the ring in order).
+   */
+  @Test
+  void slowTickerOnOneProducer_doesNotHoldBackAnotherProducersItem() throws Exception {
+    CountDownLatch inTicker = new CountDownLatch(1);
+    CountDownLatch tickerGate = new CountDownLatch(1);
+    Ticker ticker = () -> {
+      if (Thread.currentThread().getName().equals("slow-producer")) {
+        inTicker.countDown();
+        try {
+          tickerGate.await(20, SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return clock.get();
+    };
+    BatcherConfig config = BatcherConfig.builder().ringSize(1024).ticker(ticker).build();
+    Batcher<String, Integer> batcher = Batcher.of("slow-ticker", config, batch -> batch.completeRemaining(1));
+    batchers.add(batcher);
+    batcher.addStatsRecorder(new WaitRecorder());
+
+    CompletableFuture<CompletableFuture<Integer>> slow = new CompletableFuture<>();
+    Thread slowProducer = new Thread(() -> slow.complete(batcher.submit("slow")), "slow-producer");
+    slowProducer.start();
+    assertThat(inTicker.await(10, SECONDS)).isTrue();
+    try {
+      assertThat(batcher.submit("fast")).succeedsWithin(WAIT).isEqualTo(1);
+    } finally {
+      tickerGate.countDown();
+    }
+    assertThat(slow.get(10, SECONDS)).succeedsWithin(WAIT).isEqualTo(1);
+  }
 }

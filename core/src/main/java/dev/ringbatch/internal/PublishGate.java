@@ -76,6 +76,9 @@ final class PublishGate {
    * {@code REJECTED_*} code (already counted) if it was refused.
    */
   long accept(Object item, @Nullable CompletableFuture<Object> future, long weight) {
+    // The ticker is user code: read before the claim, so a slow one never holds a claimed, unpublished slot
+    // that every later item would wait behind. A wait for room therefore counts as waiting too.
+    long stamp = stampItems ? stamp() : SubmissionSlot.NOT_STAMPED;
     long sequence = tryClaim();
     if (sequence < 0) {
       sequence = awaitSlot();
@@ -84,7 +87,7 @@ final class PublishGate {
         return sequence;
       }
     }
-    if (!publish(sequence, item, future, weight)) {
+    if (!publish(sequence, item, future, weight, stamp)) {
       count(RejectionReason.CLOSED);
       return REJECTED_CLOSED;
     }
@@ -104,7 +107,8 @@ final class PublishGate {
    * Fills and publishes a claimed sequence. Returns false, after publishing a tombstone, if the batcher is
    * closing: the item was not accepted.
    */
-  boolean publish(long sequence, Object item, @Nullable CompletableFuture<Object> future, long weight) {
+  boolean publish(long sequence, Object item, @Nullable CompletableFuture<Object> future, long weight,
+      long stamp) {
     SubmissionSlot slot = ring.get(sequence);
     if (state != OPEN) {
       slot.mark(SubmissionSlot.TOMBSTONE);
@@ -112,7 +116,7 @@ final class PublishGate {
       tombstones.increment();
       return false;
     }
-    slot.fill(item, future, weight, stampItems ? stamp() : SubmissionSlot.NOT_STAMPED);
+    slot.fill(item, future, weight, stamp);
     ring.publish(sequence);
     return true;
   }

@@ -42,9 +42,9 @@ public interface StatsRecorder {
   }
 
   /**
-   * Records how long the items of one batch waited between being published into the ring and their batch's
-   * first write attempt starting: the time an item spends queued, before the sink's time
-   * ({@link #recordBatch}'s {@code writeNanos}) begins. Called once per written or failed batch, just before
+   * Records how long the items of one batch waited between their {@code submit} or {@code offer} call (a wait
+   * for room in the ring included) and their batch's first write attempt starting: the time an item spends
+   * queued, before the sink's time ({@link #recordBatch}'s {@code writeNanos}) begins. Called once per written or failed batch, just before
    * {@link #recordBatch} and on the same thread, only if {@link #recordsItemWaits()} said yes.
    *
    * @param items how many items of the batch were measured (all of them, unless the measuring began while

@@ -197,7 +197,7 @@ class RoomWaitersLostWakeupTest {
     if (room.leave(w1)) { // W1's finally in PublishGate.awaitRoom: a wake it did not need is passed on
       gate.roomFreed();
     }
-    assertThat(gate.publish(claimed, "w1", null, 1)).isTrue();
+    assertThat(gate.publish(claimed, "w1", null, 1, SubmissionSlot.NOT_STAMPED)).isTrue();
 
     try {
       w2.join(WOKEN_WITHIN_MS);

@@ -28,18 +28,18 @@ public class OfferFullRingStress {
     ring = RingBuffer.createMultiProducer(SubmissionSlot::new, 2, new BusySpinWaitStrategy());
     ring.addGatingSequences(new Sequence(-1)); // a consumer that never moves: two slots in all
     gate = StressParts.gate(ring);
-    gate.publish(gate.tryClaim(), "first", null, 0); // one slot left
+    gate.publish(gate.tryClaim(), "first", null, 0, SubmissionSlot.NOT_STAMPED); // one slot left
   }
 
   @Actor
   public void offerA(ZZ_Result r) {
     long sequence = gate.tryClaim();
-    r.r1 = sequence >= 0 && gate.publish(sequence, "a", null, 0);
+    r.r1 = sequence >= 0 && gate.publish(sequence, "a", null, 0, SubmissionSlot.NOT_STAMPED);
   }
 
   @Actor
   public void offerB(ZZ_Result r) {
     long sequence = gate.tryClaim();
-    r.r2 = sequence >= 0 && gate.publish(sequence, "b", null, 0);
+    r.r2 = sequence >= 0 && gate.publish(sequence, "b", null, 0, SubmissionSlot.NOT_STAMPED);
   }
 }

@@ -35,7 +35,7 @@ public class PublishCloseStress {
   @Actor
   public void producer(LL_Result r) {
     long sequence = gate.tryClaim();
-    r.r1 = gate.publish(sequence, "item", null, 0) ? "accepted" : "refused";
+    r.r1 = gate.publish(sequence, "item", null, 0, SubmissionSlot.NOT_STAMPED) ? "accepted" : "refused";
   }
 
   @Actor

@@ -48,7 +48,7 @@ import org.jspecify.annotations.Nullable;
  *   <tr><td>{@code ringbatch.batch.write}</td><td>timer</td><td>{@code outcome=success|partial|failure}</td>
  *       <td>time the sink took per batch, retries included</td></tr>
  *   <tr><td>{@code ringbatch.item.wait}</td><td>function timer</td><td></td>
- *       <td>time items waited in the ring, from publish to their batch's first write attempt: count and total,
+ *       <td>time items waited, from their submit or offer call to their batch's first write attempt: count and total,
  *       so {@code total / count} is the mean</td></tr>
  *   <tr><td>{@code ringbatch.item.wait.max}</td><td>time gauge</td><td></td>
  *       <td>the longest such wait in the last two minutes or so (Micrometer's default expiry)</td></tr>
@@ -187,7 +187,7 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     ItemWaits waits = new ItemWaits(new TimeWindowMax(registry.config().clock(), DistributionStatisticConfig.DEFAULT));
     meters.add(FunctionTimer.builder(PREFIX + "item.wait", waits, w -> w.count.sum(),
             w -> (double) w.totalNanos.sum(), TimeUnit.NANOSECONDS)
-        .description("Time items waited in the ring, from publish to their batch's first write attempt")
+        .description("Time items waited, from their submit or offer call to their batch's first write attempt")
         .tags(tags).register(registry));
     meters.add(TimeGauge.builder(PREFIX + "item.wait.max", waits, TimeUnit.NANOSECONDS,
             w -> w.max.poll(TimeUnit.NANOSECONDS))
