@@ -8,9 +8,11 @@ import dev.ringbatch.WaitMode;
 import dev.ringbatch.jmh.baseline.DirectSink;
 import dev.ringbatch.jmh.baseline.QueueBatcher;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a benchmark drives: ringbatch or one of the baselines, all with the same capacity and batch limit and
@@ -81,7 +83,7 @@ abstract class Target {
     }
 
     Ringbatch(WaitMode mode, int capacity, int maxBatch, Consumer<List<Long>> writer,
-        java.util.concurrent.@org.jspecify.annotations.Nullable ThreadFactory consumerThreads) {
+        @Nullable ThreadFactory consumerThreads) {
       BatcherConfig.Builder config = BatcherConfig.builder().ringSize(capacity).maxBatchSize(maxBatch)
           .overflowPolicy(OverflowPolicy.BLOCK).submitTimeout(BatcherConfig.NO_TIMEOUT).waitMode(mode);
       if (consumerThreads != null) {

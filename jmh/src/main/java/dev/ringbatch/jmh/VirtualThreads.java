@@ -1,6 +1,7 @@
 package dev.ringbatch.jmh;
 
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadFactory;
 
 /** Virtual threads, which this Java 17 build reaches by reflection: present from JDK 21 on. */
 final class VirtualThreads {
@@ -12,20 +13,22 @@ final class VirtualThreads {
       return (ExecutorService) java.util.concurrent.Executors.class
           .getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
     } catch (ReflectiveOperationException e) {
-      throw new UnsupportedOperationException("virtual threads need JDK 21 or later; this is "
-          + Runtime.version() + ": run this benchmark on JDK 21+", e);
+      throw needsJdk21(e);
     }
   }
 
   /** A factory of virtual threads; fails with a clear message before JDK 21. */
-  static java.util.concurrent.ThreadFactory factory() {
+  static ThreadFactory factory() {
     try {
       Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
-      return (java.util.concurrent.ThreadFactory) Class.forName("java.lang.Thread$Builder").getMethod("factory")
-          .invoke(builder);
+      return (ThreadFactory) Class.forName("java.lang.Thread$Builder").getMethod("factory").invoke(builder);
     } catch (ReflectiveOperationException e) {
-      throw new UnsupportedOperationException("virtual threads need JDK 21 or later; this is "
-          + Runtime.version() + ": run this benchmark on JDK 21+", e);
+      throw needsJdk21(e);
     }
+  }
+
+  private static UnsupportedOperationException needsJdk21(ReflectiveOperationException cause) {
+    return new UnsupportedOperationException("virtual threads need JDK 21 or later; this is "
+        + Runtime.version() + ": run this benchmark on JDK 21+", cause);
   }
 }
