@@ -241,6 +241,7 @@ class ChaosTest {
     final int index;
     final long seed;
     final Random rnd;
+    WaitCheck waits; // null unless the round measures item waits
     final StringBuilder description = new StringBuilder();
     final List<String> tags = new CopyOnWriteArrayList<>();
 
@@ -381,6 +382,11 @@ class ChaosTest {
         batcher = Batcher.of("chaos-" + index, config, this::weigh, syncSink());
       } else {
         batcher = Batcher.of("chaos-" + index, config, syncSink());
+      }
+      if (rnd.nextBoolean()) {
+        tag("item-waits");
+        waits = new WaitCheck();
+        batcher.addStatsRecorder(waits);
       }
 
       // producers
@@ -531,7 +537,39 @@ class ChaosTest {
       }
     }
 
+    /** Measures item waits from the start, checking each report; every recorded batch's items are measured. */
+    final class WaitCheck implements dev.ringbatch.stats.StatsRecorder {
+      final LongAdder measured = new LongAdder();
+      final LongAdder inBatches = new LongAdder();
+
+      @Override
+      public boolean recordsItemWaits() {
+        return true;
+      }
+
+      @Override
+      public void recordItemWaits(int items, long totalWaitNanos, long maxWaitNanos) {
+        if (items <= 0 || totalWaitNanos < 0 || maxWaitNanos < 0 || totalWaitNanos > (long) items * maxWaitNanos) {
+          violation("item-waits-inconsistent", items + " items, total " + totalWaitNanos + ", max " + maxWaitNanos);
+        }
+        measured.add(items);
+      }
+
+      @Override
+      public void recordBatch(int size, long weight, long writeNanos, int failed) {
+        inBatches.add(size);
+      }
+    }
+
+    private void checkWaits() {
+      if (waits != null && waits.measured.sum() != waits.inBatches.sum()) {
+        violation("item-waits-not-every-item", "measured " + waits.measured.sum() + " of "
+            + waits.inBatches.sum() + " items in recorded batches");
+      }
+    }
+
     private void check(Batcher<Long, Long> batcher) {
+      checkWaits();
       BatcherStats stats = batcher.stats();
       long told = 0;
       long rejected = 0;
