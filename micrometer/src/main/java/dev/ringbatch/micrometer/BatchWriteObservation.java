@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -58,8 +59,8 @@ public final class BatchWriteObservation {
     requireNonNull(sink, "sink");
     return batch -> {
       CountingBatch<T, R> counting = new CountingBatch<>(batch);
-      Observation observation = start(registry, name, batch);
-      inScope(observation, () -> {
+      @Nullable Observation observation = start(registry, name, batch);
+      inScope(registry, observation, () -> {
         sink.write(counting);
         return null;
       });
@@ -75,8 +76,8 @@ public final class BatchWriteObservation {
     requireNonNull(sink, "sink");
     return batch -> {
       CountingBatch<T, R> counting = new CountingBatch<>(batch);
-      Observation observation = start(registry, name, batch);
-      CompletionStage<?> stage = inScope(observation, () -> sink.write(counting));
+      @Nullable Observation observation = start(registry, name, batch);
+      CompletionStage<?> stage = inScope(registry, observation, () -> sink.write(counting));
       if (stage == null) {
         stop(observation, "failure", null);
         return stage;
@@ -88,20 +89,43 @@ public final class BatchWriteObservation {
     };
   }
 
-  /** Runs the sink's {@code write} with the observation in scope; if it throws, stops it as a failure. */
-  private static <V> @Nullable V inScope(Observation observation, Write<V> write) throws Exception {
-    // The scope closes before the observation stops, as Micrometer asks.
-    Observation.Scope scope = observation.openScope();
+  /**
+   * Runs the sink's {@code write} with the observation in scope; if it throws, stops it as a failure and
+   * rethrows. Only the sink's own throw leaves here: observation handlers are user code too, and one that
+   * throws must neither fail nor repeat a write, so opening and closing the scope are guarded, and a scope
+   * whose close threw is taken off the thread anyway (the next batch must start without a parent).
+   */
+  private static <V> @Nullable V inScope(ObservationRegistry registry, @Nullable Observation observation,
+      Write<V> write) throws Exception {
+    if (observation == null) {
+      return write.run();
+    }
+    Observation.@Nullable Scope previous = registry.getCurrentObservationScope();
+    Observation.@Nullable Scope scope = guarded("opening the scope of", observation::openScope);
     V result;
     try {
       result = write.run();
     } catch (Exception | Error e) {
-      scope.close();
+      close(registry, scope, previous); // the scope closes before the observation stops, as Micrometer asks
       stop(observation, "failure", e);
       throw e;
     }
-    scope.close();
+    close(registry, scope, previous);
     return result;
+  }
+
+  /** Closes the scope (guarded), and puts back the scope that was current if a throwing handler did not. */
+  private static void close(ObservationRegistry registry, Observation.@Nullable Scope scope,
+      Observation.@Nullable Scope previous) {
+    if (scope != null) {
+      guarded("closing the scope of", () -> {
+        scope.close();
+        return null;
+      });
+    }
+    if (registry.getCurrentObservationScope() != previous) {
+      registry.setCurrentObservationScope(previous);
+    }
   }
 
   /** A sink's {@code write}. */
@@ -110,24 +134,45 @@ public final class BatchWriteObservation {
     @Nullable V run() throws Exception;
   }
 
-  private static Observation start(ObservationRegistry registry, String name, Batch<?, ?> batch) {
-    return Observation.createNotStarted(NAME, registry)
+  /** Starts the observation, or returns null (and the batch is written unobserved) if a handler throws. */
+  private static @Nullable Observation start(ObservationRegistry registry, String name, Batch<?, ?> batch) {
+    return guarded("starting", () -> Observation.createNotStarted(NAME, registry)
         .contextualName(name + " batch write")
         .lowCardinalityKeyValue("name", name)
         .highCardinalityKeyValue("size", Integer.toString(batch.size()))
-        .start();
+        .start());
   }
 
   /** Never throws: a failing handler must not fail a batch that was written. */
-  private static void stop(Observation observation, String outcome, @Nullable Throwable error) {
-    try {
+  private static void stop(@Nullable Observation observation, String outcome, @Nullable Throwable error) {
+    if (observation == null) {
+      return;
+    }
+    guarded("stopping", () -> {
       observation.lowCardinalityKeyValue("outcome", outcome);
       if (error != null) {
         observation.error(error);
       }
       observation.stop();
-    } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.WARNING, "stopping the observation " + NAME + " failed", e);
+      return null;
+    });
+  }
+
+  /** Runs an observation step; if a handler throws, logs it (a log that throws too is ignored), returns null. */
+  private static <V> @Nullable V guarded(String step, Supplier<V> action) {
+    try {
+      return action.get();
+    } catch (RuntimeException | Error e) {
+      if (e instanceof VirtualMachineError) {
+        throw e; // out of memory: not the handler's doing, and not for us to hide
+      }
+      try {
+        LOG.log(System.Logger.Level.WARNING, step + " the observation " + NAME + " failed; the batch is not"
+            + " affected", e);
+      } catch (RuntimeException ignored) {
+        // the logging backend is user code too
+      }
+      return null;
     }
   }
 

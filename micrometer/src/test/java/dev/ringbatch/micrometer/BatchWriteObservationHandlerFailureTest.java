@@ -1,0 +1,137 @@
+package dev.ringbatch.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ringbatch.BatchSink;
+import dev.ringbatch.Batcher;
+import dev.ringbatch.BatcherConfig;
+import dev.ringbatch.RetryPolicy;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A throwing observation handler must not change what happens to the items. Micrometer's
+ * {@code SimpleScope.close()} calls the handlers' {@code onScopeClosed} before it restores the previous scope,
+ * so a throwing handler would also leave the batch's observation current on the consumer thread.
+ */
+class BatchWriteObservationHandlerFailureTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private final ObservationRegistry registry = ObservationRegistry.create();
+  private final ThrowsOnceOnScopeClosed handler = new ThrowsOnceOnScopeClosed();
+
+  BatchWriteObservationHandlerFailureTest() {
+    registry.observationConfig().observationHandler(handler);
+  }
+
+  /** Found by review: the item the sink completed failed with the handler's exception. */
+  @Test
+  void handlerThrowsOnScopeClosed_itemTheSinkCompleted_stillSucceeds() throws Exception {
+    BatchSink<Integer, String> sink = batch -> batch.completeRemaining("stored");
+    try (Batcher<Integer, String> batcher = Batcher.of("orders", BatcherConfig.builder().maxBatchSize(1).build(),
+        BatchWriteObservation.observe(registry, "orders", sink))) {
+      assertThat(batcher.submit(1)).succeedsWithin(WAIT).isEqualTo("stored");
+    }
+  }
+
+  /** Found by review: the handler's exception made the batcher retry a written batch, writing it twice. */
+  @Test
+  void handlerThrowsOnScopeClosed_withRetries_batchWrittenOnce() throws Exception {
+    AtomicInteger writes = new AtomicInteger();
+    BatchSink<Integer, String> sink = batch -> {
+      writes.incrementAndGet();
+      batch.completeRemaining("stored");
+    };
+    BatcherConfig config = BatcherConfig.builder().maxBatchSize(1)
+        .retryPolicy(RetryPolicy.builder().maxAttempts(2).initialBackoff(Duration.ZERO).maxBackoff(Duration.ZERO)
+            .build())
+        .build();
+    try (Batcher<Integer, String> batcher = Batcher.of("orders", config,
+        BatchWriteObservation.observe(registry, "orders", sink))) {
+      batcher.submit(1).handle((r, e) -> null).get(10, TimeUnit.SECONDS);
+    }
+    assertThat(writes).hasValue(1);
+  }
+
+  /**
+   * Found by review: the first observation was never stopped, and it stayed in scope on the consumer thread,
+   * so the next batch's observation got it as its parent (the class promises a trace root per batch).
+   */
+  @Test
+  void handlerThrowsOnScopeClosed_observationStopped_andNextBatchHasNoParent() throws Exception {
+    BatchSink<Integer, String> sink = batch -> batch.completeRemaining("stored");
+    try (Batcher<Integer, String> batcher = Batcher.of("orders", BatcherConfig.builder().maxBatchSize(1).build(),
+        BatchWriteObservation.observe(registry, "orders", sink))) {
+      batcher.submit(1).handle((r, e) -> null).get(10, TimeUnit.SECONDS);
+      batcher.submit(2).handle((r, e) -> null).get(10, TimeUnit.SECONDS);
+    }
+    assertThat(handler.started).hasSize(2);
+    assertThat(handler.started.get(1).getParentObservation()).isNull();
+    assertThat(handler.stopped).containsExactlyElementsOf(handler.started);
+  }
+
+  /** A handler that throws when the observation starts: the batch is written unobserved. */
+  @Test
+  void handlerThrowsOnStart_itemStillWrittenOnce() throws Exception {
+    ObservationRegistry failing = ObservationRegistry.create();
+    failing.observationConfig().observationHandler(new ObservationHandler<Observation.Context>() {
+      @Override
+      public void onStart(Observation.Context context) {
+        throw new IllegalStateException("tracing handler bug");
+      }
+
+      @Override
+      public boolean supportsContext(Observation.@Nullable Context context) {
+        return true;
+      }
+    });
+    AtomicInteger writes = new AtomicInteger();
+    BatchSink<Integer, String> sink = batch -> {
+      writes.incrementAndGet();
+      batch.completeRemaining("stored");
+    };
+    try (Batcher<Integer, String> batcher = Batcher.of("orders", BatcherConfig.builder().maxBatchSize(1).build(),
+        BatchWriteObservation.observe(failing, "orders", sink))) {
+      assertThat(batcher.submit(1)).succeedsWithin(WAIT).isEqualTo("stored");
+    }
+    assertThat(writes).hasValue(1);
+  }
+
+  /** Throws from the first onScopeClosed only. */
+  private static final class ThrowsOnceOnScopeClosed implements ObservationHandler<Observation.Context> {
+    final AtomicBoolean thrown = new AtomicBoolean();
+    final List<Observation.Context> started = new CopyOnWriteArrayList<>();
+    final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void onStart(Observation.Context context) {
+      started.add(context);
+    }
+
+    @Override
+    public void onStop(Observation.Context context) {
+      stopped.add(context);
+    }
+
+    @Override
+    public void onScopeClosed(Observation.Context context) {
+      if (thrown.compareAndSet(false, true)) {
+        throw new IllegalStateException("tracing handler bug");
+      }
+    }
+
+    @Override
+    public boolean supportsContext(Observation.@Nullable Context context) {
+      return true;
+    }
+  }
+}
