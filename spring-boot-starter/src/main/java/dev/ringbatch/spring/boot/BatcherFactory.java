@@ -21,6 +21,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntFunction;
+import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -124,13 +125,30 @@ public class BatcherFactory implements AutoCloseable {
       IntFunction<? extends BatchSink<T, R>> sinks) {
     requireNonNull(key, "key");
     List<Object> made = new CopyOnWriteArrayList<>();
-    return register(Batcher.sharded(name, config(name), shards(name), key, recording(name, sinks, made)), made);
+    return register(closingSinksOnFailure(name, made,
+        () -> Batcher.sharded(name, config(name), shards(name), key, recording(name, sinks, made))), made);
   }
 
   /** Creates and starts a sharded batcher whose items go round-robin over the shards, in no order. */
   public <T, R> Batcher<T, R> createSharded(String name, IntFunction<? extends BatchSink<T, R>> sinks) {
     List<Object> made = new CopyOnWriteArrayList<>();
-    return register(Batcher.sharded(name, config(name), shards(name), recording(name, sinks, made)), made);
+    return register(closingSinksOnFailure(name, made,
+        () -> Batcher.sharded(name, config(name), shards(name), recording(name, sinks, made))), made);
+  }
+
+  /**
+   * Builds a sharded batcher; if that fails part way (a later shard's sink cannot be made), closes the sinks
+   * already made: the core closes the shards it started, but the sinks are this factory's, and nobody else
+   * holds them.
+   */
+  private <T, R> Batcher<T, R> closingSinksOnFailure(String name, List<Object> made,
+      Supplier<Batcher<T, R>> build) {
+    try {
+      return build.get();
+    } catch (RuntimeException | Error e) {
+      closeSinks(name, made);
+      throw e;
+    }
   }
 
   /**
@@ -194,12 +212,16 @@ public class BatcherFactory implements AutoCloseable {
           + " items abandoned, their callers failed: " + report);
     }
     List<Object> own = sinks.remove(batcher);
-    for (Object sink : own == null ? List.of() : own) {
+    closeSinks(batcher.name(), own == null ? List.of() : own);
+  }
+
+  private static void closeSinks(String name, List<Object> own) {
+    for (Object sink : own) {
       if (sink instanceof AutoCloseable closeable) {
         try {
           closeable.close();
         } catch (Exception e) {
-          LOG.warn("closing the sink of batcher '" + batcher.name() + "' failed", e);
+          LOG.warn("closing the sink of batcher '" + name + "' failed", e);
         }
       }
     }
@@ -305,8 +327,11 @@ public class BatcherFactory implements AutoCloseable {
         property = lastSet(prefix, own, defaults, "ring-size", Settings::getRingSize);
         value = valueOf(own, defaults, Settings::getRingSize);
       }
-      throw new InvalidConfigurationPropertyValueException(property, value == null ? "(customizer)" : value,
-          e.getMessage());
+      if (value == null) { // neither is a property: a customizer set them
+        throw new IllegalStateException("the BatcherConfigCustomizer of batcher '" + name + "' made an invalid"
+            + " configuration: " + e.getMessage(), e);
+      }
+      throw new InvalidConfigurationPropertyValueException(property, value, e.getMessage());
     }
   }
 

@@ -104,11 +104,14 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
       }
     } else {
       long now = nanoTime.getAsLong();
-      if (stats.remainingCapacity() == 0) {
-        if (window.fullSinceNanos < 0) {
+      // Any full shard refuses (or holds up) the items routed to it, even when the others have room.
+      if (batcher.shardStats().stream().anyMatch(shard -> shard.remainingCapacity() == 0)) {
+        long since = window.fullSinceNanos; // read once: a concurrent check may reset it meanwhile
+        if (since < 0) {
+          since = now;
           window.fullSinceNanos = now;
         }
-        Duration full = Duration.ofNanos(now - window.fullSinceNanos);
+        Duration full = Duration.ofNanos(now - since);
         if (full.compareTo(settings.getRingFullFor()) >= 0) {
           status = degraded;
           reason = "ring full for at least " + full;

@@ -4,9 +4,11 @@ import dev.ringbatch.Batcher;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -47,7 +49,7 @@ public class BatcherLifecycle implements SmartLifecycle {
   @Override
   public void start() {
     running = true;
-    Set<String> names = new java.util.HashSet<>();
+    Set<String> names = new HashSet<>();
     for (Batcher<?, ?> batcher : batchers()) {
       names.add(batcher.name());
     }
@@ -89,11 +91,23 @@ public class BatcherLifecycle implements SmartLifecycle {
         all.add(batcher);
       }
     }
-    beans.orderedStream().forEach(batcher -> {
+    singletons(beans).forEach(batcher -> {
       if (seen.add(batcher)) {
         all.add(batcher);
       }
     });
     return all;
+  }
+
+  /**
+   * The singleton Batcher beans. Never prototypes: asking the provider for one creates and starts a new
+   * batcher each time, which nobody would close.
+   */
+  static Stream<Batcher<?, ?>> singletons(ObjectProvider<Batcher<?, ?>> beans) {
+    try {
+      return beans.orderedStream(type -> true, false);
+    } catch (UnsupportedOperationException notABeanFactoryProvider) {
+      return beans.orderedStream(); // a provider that cannot tell scopes apart (a hand-made one, in tests)
+    }
   }
 }

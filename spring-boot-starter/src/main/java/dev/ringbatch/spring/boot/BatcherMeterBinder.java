@@ -33,7 +33,7 @@ public class BatcherMeterBinder implements MeterBinder {
   @Override
   public void bindTo(MeterRegistry registry) {
     factory.whenCreated(batcher -> bind(registry, batcher));
-    beans.orderedStream().forEach(batcher -> bind(registry, batcher));
+    BatcherLifecycle.singletons(beans).forEach(batcher -> bind(registry, batcher));
   }
 
   private void bind(MeterRegistry registry, Batcher<?, ?> batcher) {

@@ -57,7 +57,8 @@ public class BatcherOverloadExceptionHandler {
    * this handler on a cause.
    */
   private static Throwable refusal(Throwable exception) {
-    for (Throwable t = exception; t != null; t = t.getCause() == t ? null : t.getCause()) {
+    Throwable t = exception;
+    for (int depth = 0; t != null && depth < 16; depth++, t = t.getCause()) { // bounded: causes may cycle
       if (t instanceof BatcherFullException || t instanceof BatcherClosedException) {
         return t;
       }
