@@ -203,13 +203,23 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
 
   /** Writes {@code rows} (indices into the batch) in one transaction, isolating rows the database refuses. */
   private void writeRows(Batch<T, Integer> batch, int[] rows) throws SQLException {
+    // A loop, not recursion, over the rows left after each culprit: a driver that stops at the first refused
+    // row (Derby, HSQLDB, SQLite) names one culprit per round trip, and a replay of thousands of rows already
+    // in the table would otherwise nest one call per refused row, deep enough to overflow the stack.
+    for (int[] rest = rows; rest != null; ) {
+      rest = writeOnce(batch, rest);
+    }
+  }
+
+  /** One transaction of {@code rows}; returns the rows still to write after a named culprit, or null. */
+  private int @Nullable [] writeOnce(Batch<T, Integer> batch, int[] rows) throws SQLException {
     Connection c;
     PreparedStatement ps;
     try {
       c = connection.get();
     } catch (SQLException | RuntimeException e) {
       failOrThrow(batch, rows, e); // nothing was sent on it: certainly not written
-      return;
+      return null;
     }
     try {
       ps = connection.statement();
@@ -220,7 +230,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       } else {
         failUnsettled(batch, rows, e); // the statement itself is broken: every row would fail the same way
       }
-      return;
+      return null;
     }
     int[] counts;
     try {
@@ -230,7 +240,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       // AssertionError. Whatever the driver throws, a dead connection must be discarded.
       BatchConnection.rollback(c, e);
       if (!JdbcFailures.connectionLost(c, e)) {
-        isolate(batch, rows, e);
+        return isolate(batch, rows, e);
       } else {
         connection.discard();
         if (binder == null) {
@@ -239,7 +249,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
           failOrThrow(batch, rows, e); // the transaction never committed
         }
       }
-      return;
+      return null;
     }
     if (binder != null && executedCount > 0) {
       try {
@@ -250,9 +260,9 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
           unknown(batch, rows, e, "COMMIT");
         } else {
           BatchConnection.rollback(c, e); // the database answered: a known rollback (a deferred constraint, say)
-          isolate(batch, rows, e);
+          return isolate(batch, rows, e);
         }
-        return;
+        return null;
       }
     }
     committedAny |= executedCount > 0;
@@ -261,6 +271,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       settled[row] = true;
       batch.complete(row, counts.length == executedCount ? counts[j] : Statement.SUCCESS_NO_INFO);
     }
+    return null;
   }
 
   /** A failure that left nothing of these rows committed: thrown (the whole batch) if nothing is, else per row. */
@@ -284,16 +295,19 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     failUnsettled(batch, rows, unknown);
   }
 
-  /** The rows just executed failed together: fail the culprit and write the rest in new transactions. */
-  private void isolate(Batch<T, Integer> batch, int[] rows, Throwable e) throws SQLException {
+  /**
+   * The rows just executed failed together: fails the culprit and returns the rest to write in a new
+   * transaction, or, with no culprit named, writes each half (a recursion as deep as log2 of the batch).
+   */
+  private int @Nullable [] isolate(Batch<T, Integer> batch, int[] rows, Throwable e) throws SQLException {
     int[] attempt = Arrays.copyOf(executed, executedCount);
     if (attempt.length == 0) {
       failUnsettled(batch, rows, e); // nothing was executed, so nothing to split
-      return;
+      return null;
     }
     if (attempt.length == 1) {
       settle(batch, attempt[0], JdbcFailures.rowCause(e));
-      return;
+      return null;
     }
     int culprit = binder == null ? -1 : JdbcFailures.culprit(e, attempt);
     if (culprit >= 0) {
@@ -301,12 +315,12 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       int[] rest = new int[attempt.length - 1];
       System.arraycopy(attempt, 0, rest, 0, culprit);
       System.arraycopy(attempt, culprit + 1, rest, culprit, rest.length - culprit);
-      writeRows(batch, rest);
-    } else {
-      int half = attempt.length / 2;
-      writeRows(batch, Arrays.copyOfRange(attempt, 0, half));
-      writeRows(batch, Arrays.copyOfRange(attempt, half, attempt.length));
+      return rest;
     }
+    int half = attempt.length / 2;
+    writeRows(batch, Arrays.copyOfRange(attempt, 0, half));
+    writeRows(batch, Arrays.copyOfRange(attempt, half, attempt.length));
+    return null;
   }
 
   /** Binds and executes the unsettled {@code rows}; fills {@code executed} with those that were sent. */
