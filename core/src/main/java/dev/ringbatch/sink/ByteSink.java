@@ -216,7 +216,8 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     public ByteSink<T> build() throws IOException {
       Checks.requireState(!fsync || path != null || channel instanceof FileChannel,
           "fsync needs a file or a FileChannel, but the target is %s",
-          stream != null ? "an OutputStream" : "a " + (channel == null ? "channel" : channel.getClass().getSimpleName()));
+          stream != null ? "an OutputStream"
+              : "a " + (channel == null ? "channel" : channel.getClass().getSimpleName()));
       return new ByteSink<>(this);
     }
   }

@@ -18,8 +18,11 @@ import org.jspecify.annotations.Nullable;
  * the sink's consumer thread only, and by {@link #close()} after the batcher has stopped it.
  */
 final class ByteTarget {
-  private final @Nullable WritableByteChannel channel;
-  private final @Nullable FileChannel file;
+  /** Replaced only when an owned file's channel was closed by an interrupt and is reopened. */
+  private @Nullable WritableByteChannel channel;
+  private @Nullable FileChannel file;
+  /** The file, when the sink opened it ({@code ByteSink.toFile}) and may therefore reopen it. */
+  private final @Nullable Path path;
   private final @Nullable OutputStream stream;
   private final boolean fsync;
   /** Where the next byte lands: bytes taken by write calls that returned (for a file, its offset). */
@@ -30,9 +33,10 @@ final class ByteTarget {
   private long writeCalls;
   private long forces;
 
-  private ByteTarget(@Nullable WritableByteChannel channel, @Nullable OutputStream stream, boolean fsync,
-      long position) {
+  private ByteTarget(@Nullable WritableByteChannel channel, @Nullable Path path, @Nullable OutputStream stream,
+      boolean fsync, long position) {
     this.channel = channel;
+    this.path = path;
     this.file = channel instanceof FileChannel fc ? fc : null;
     this.stream = stream;
     this.fsync = fsync;
@@ -40,14 +44,17 @@ final class ByteTarget {
   }
 
   static ByteTarget appendTo(Path path, boolean fsync) throws IOException {
-    FileChannel opened = FileChannel.open(path,
-        StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
-    return new ByteTarget(opened, null, fsync, opened.size());
+    FileChannel opened = open(path);
+    return new ByteTarget(opened, path, null, fsync, opened.size());
+  }
+
+  private static FileChannel open(Path path) throws IOException {
+    return FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
   }
 
   static ByteTarget of(OutputStream stream) {
     // not Channels.newChannel(stream): it would split each buffer into 8 KiB writes
-    return new ByteTarget(null, stream, false, 0);
+    return new ByteTarget(null, null, stream, false, 0);
   }
 
   /** A channel; a {@link FileChannel} must be at its end, since a rollback truncates the file. */
@@ -60,7 +67,7 @@ final class ByteTarget {
           + " appends, but is at %s of %s bytes: open it with StandardOpenOption.APPEND or position it at its"
           + " size", position, size);
     }
-    return new ByteTarget(channel, null, fsync, position);
+    return new ByteTarget(channel, null, null, fsync, position);
   }
 
   boolean isStream() {
@@ -95,7 +102,9 @@ final class ByteTarget {
   /** Starts a batch at {@link #position()}; first truncates a file whose earlier rollback failed. */
   void beginBatch() throws IOException {
     if (rollBackPending) {
-      rollBackPending();
+      finishPendingRollBack();
+    } else if (file != null) {
+      openFile(); // closed by an interrupt after its batch was written: nothing to roll back
     }
     handedEnd = position;
   }
@@ -140,21 +149,41 @@ final class ByteTarget {
 
   /**
    * Truncates the file back to {@code offset} (and forces that, with fsync). Returns null if done; else what
-   * failed, and then the next batch (or {@link #close()}) tries again before it writes.
+   * failed, and then the next batch (or {@link #close()}) tries again before it writes. A pending interrupt is
+   * set aside meanwhile (and restored): on an interruptible channel it would close the channel instead.
    */
   @Nullable Throwable rollBack(long offset) {
     position = offset;
+    boolean interrupted = Thread.interrupted();
     try {
       truncate();
       return null;
     } catch (Throwable t) { // the caller reports it to each item whose outcome it leaves unknown
       rollBackPending = true;
       return t;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
-  private void truncate() throws IOException {
+  /**
+   * An interrupt of the writing thread closes a {@link FileChannel} ({@code ClosedByInterruptException}): a
+   * file the sink opened itself is opened again, at the same path, so one stray interrupt does not end it.
+   */
+  private FileChannel openFile() throws IOException {
     FileChannel target = requireNonNull(file, "file");
+    if (!target.isOpen() && path != null) {
+      target = open(path);
+      file = target;
+      channel = target;
+    }
+    return target;
+  }
+
+  private void truncate() throws IOException {
+    FileChannel target = openFile();
     target.truncate(position);
     long size = target.size();
     if (size != position) {
@@ -168,7 +197,7 @@ final class ByteTarget {
     rollBackPending = false;
   }
 
-  private void rollBackPending() throws IOException {
+  private void finishPendingRollBack() throws IOException {
     try {
       truncate();
     } catch (IOException e) {
@@ -185,7 +214,7 @@ final class ByteTarget {
     }
     try {
       if (rollBackPending) {
-        rollBackPending();
+        finishPendingRollBack();
       }
     } finally {
       requireNonNull(channel, "channel").close();
