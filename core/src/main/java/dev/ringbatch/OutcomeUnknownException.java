@@ -1,5 +1,6 @@
 package dev.ringbatch;
 
+import dev.ringbatch.internal.Causes;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -48,12 +49,7 @@ public class OutcomeUnknownException extends RuntimeException {
 
   /** Whether {@code t} or any of its causes is an {@code OutcomeUnknownException}. */
   public static boolean isIn(@Nullable Throwable t) {
-    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-      if (c instanceof OutcomeUnknownException) {
-        return true;
-      }
-    }
-    return false;
+    return Causes.any(t, c -> c instanceof OutcomeUnknownException);
   }
 
   /**
@@ -61,11 +57,6 @@ public class OutcomeUnknownException extends RuntimeException {
    * {@linkplain #isSafeToRetry() safe to retry}: such a batch must not be written again.
    */
   public static boolean forbidsRetry(@Nullable Throwable t) {
-    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-      if (c instanceof OutcomeUnknownException unknown && !unknown.safeToRetry) {
-        return true;
-      }
-    }
-    return false;
+    return Causes.any(t, c -> c instanceof OutcomeUnknownException unknown && !unknown.safeToRetry);
   }
 }

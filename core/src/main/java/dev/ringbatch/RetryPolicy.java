@@ -173,10 +173,10 @@ public final class RetryPolicy {
     }
 
     /**
-   * Sets which failures to retry; {@link VirtualMachineError}s and {@link OutcomeUnknownException}s never are
-   * (the batch may be partly written: a retry could duplicate it), unless the sink says its writes are
-   * idempotent ({@link OutcomeUnknownException#isSafeToRetry()}).
-   */
+     * Sets which failures to retry; {@link VirtualMachineError}s and {@link OutcomeUnknownException}s never are
+     * (the batch may be partly written: a retry could duplicate it), unless the sink says its writes are
+     * idempotent ({@link OutcomeUnknownException#isSafeToRetry()}).
+     */
     public Builder retryOn(Predicate<Throwable> retryOn) {
       this.retryOn = requireNonNull(retryOn, "retryOn");
       return this;
@@ -184,7 +184,7 @@ public final class RetryPolicy {
 
     /** @throws IllegalStateException if {@code maxBackoff} is below {@code initialBackoff} */
     public RetryPolicy build() {
-      dev.ringbatch.internal.Checks.requireState(maxBackoff.compareTo(initialBackoff) >= 0,
+      Checks.requireState(maxBackoff.compareTo(initialBackoff) >= 0,
           "maxBackoff (%s) must not be below initialBackoff (%s)", maxBackoff, initialBackoff);
       return new RetryPolicy(this);
     }

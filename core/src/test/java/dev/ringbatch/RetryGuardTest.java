@@ -84,6 +84,28 @@ class RetryGuardTest {
     assertStillWorks(batcher, sink);
   }
 
+  /**
+   * An exception whose causes form a loop (a wraps b, b wraps a: Throwable.initCause allows it). Walking the
+   * chain to look for an OutcomeUnknownException must end: the retry decision runs on the consumer thread.
+   */
+  @Test
+  void sinkExceptionWithACauseLoop_isRetriedThenFails_consumerNotStuck() {
+    FlakySink sink = new FlakySink(() -> {
+      IllegalStateException a = new IllegalStateException("a");
+      IllegalStateException b = new IllegalStateException("b", a);
+      a.initCause(b);
+      return a;
+    });
+    Batcher<String, Integer> batcher = track(Batcher.of("retry-cause-loop", BatcherConfig.builder()
+        .retryPolicy(RetryPolicy.builder().maxAttempts(2).initialBackoff(Duration.ZERO).maxBackoff(Duration.ZERO)
+            .build()).build(), sink));
+
+    assertThat(batcher.submit("x")).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
+        .havingCause().withMessage("a");
+    assertThat(sink.calls).hasValue(2);
+    assertStillWorks(batcher, sink);
+  }
+
   @Test
   void retryPredicateThrows_withLinger_batchStillFailsAndBatcherKeepsWorking() {
     IllegalStateException boom = new IllegalStateException("sink down");

@@ -1,5 +1,6 @@
 package dev.ringbatch.sink;
 
+import dev.ringbatch.internal.Causes;
 import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -15,13 +16,8 @@ final class JdbcFailures {
    * longer validates.
    */
   static boolean connectionLost(Connection c, Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      for (SQLException s = t instanceof SQLException sql ? sql : null; s != null; s = s.getNextException()) {
-        String state = s.getSQLState();
-        if (state != null && (state.startsWith("08") || state.startsWith("57P0"))) {
-          return true;
-        }
-      }
+    if (Causes.any(e, JdbcFailures::statesConnectionLost)) {
+      return true;
     }
     try {
       return !c.isValid(2);
@@ -29,6 +25,19 @@ final class JdbcFailures {
       e.addSuppressed(broken);
       return true;
     }
+  }
+
+  /** Whether {@code t} is an SQLException whose chain says the connection is gone. */
+  private static boolean statesConnectionLost(Throwable t) {
+    int depth = 0; // getNextException chains may loop too
+    for (SQLException s = t instanceof SQLException sql ? sql : null; s != null && depth < 64;
+        s = s.getNextException(), depth++) {
+      String state = s.getSQLState();
+      if (state != null && (state.startsWith("08") || state.startsWith("57P0"))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The most specific error for one row: pgjdbc puts the server's message in the next exception. */
