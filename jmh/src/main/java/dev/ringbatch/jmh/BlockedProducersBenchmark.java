@@ -86,8 +86,8 @@ public class BlockedProducersBenchmark {
 
   @Benchmark
   public void window(Cpu cpu) throws InterruptedException {
-    long before = CallerLoopBenchmark.processCpuNanos();
+    long before = ClosedLoopBenchmark.processCpuNanos();
     TimeUnit.SECONDS.sleep(seconds); // the window: the blocked callers should use no CPU in it
-    cpu.cpuMillis += TimeUnit.NANOSECONDS.toMillis(CallerLoopBenchmark.processCpuNanos() - before);
+    cpu.cpuMillis += TimeUnit.NANOSECONDS.toMillis(ClosedLoopBenchmark.processCpuNanos() - before);
   }
 }

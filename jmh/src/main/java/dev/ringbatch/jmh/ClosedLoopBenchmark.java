@@ -1,6 +1,16 @@
 package dev.ringbatch.jmh;
 
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -13,46 +23,124 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
-import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.IterationParams;
+import org.openjdk.jmh.runner.IterationType;
 
 /**
- * A closed loop (P3), in sample-time mode so that it yields percentiles: K caller threads, each submitting one item and waiting for its result before the next,
- * into a counting sink; K is JMH's thread count (64 unless {@code -t} says otherwise). Every call ends with a
- * thread wake-up, so this is the ceiling of request threads that wait for their writes. Reports the mean
- * batch size through {@link BatchLog} (JMH's auxiliary counters do not work in sample-time mode).
+ * A closed loop (P3, issue 14): K callers, on platform or virtual threads, each calling
+ * {@code submit(item).join()} in a loop, as request threads that wait for their own result do. One invocation
+ * runs every caller for {@code calls} calls and waits for all. The auxiliary counters give calls per second
+ * ({@code calls}) and process CPU time per second ({@code cpuNanos}; their ratio is the CPU time per call);
+ * each fork logs its mean batch size and the p50/p99 of a call's round trip (measurement iterations only)
+ * through {@link BatchLog}. Virtual threads need JDK 21+ (the benchmark fails with that message on 17).
  *
- * <p>Run: {@code java -jar jmh/target/benchmarks.jar ClosedLoopBenchmark -t 16 -p target=ringbatch,abq}
+ * <p>Run: {@code java -jar jmh/target/benchmarks.jar ClosedLoopBenchmark -p threads=virtual -p callers=1024
+ * -p sink=db -f 3}
  */
 @State(Scope.Benchmark)
-@BenchmarkMode(Mode.SampleTime)
-@OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
 @Fork(1)
-@Threads(64)
 public class ClosedLoopBenchmark {
   private static final Long ITEM = 1L;
 
-  @Param({"ringbatch", "abq"})
+  @Param({"ringbatch", "abq", "lbq"})
   public String target;
 
+  @Param({"platform", "virtual"})
+  public String threads;
+
+  @Param({"64"})
+  public int callers;
+
+  @Param({"noop", "db"})
+  public String sink;
+
+  /** Ring (or queue) slots: the issue's harness used 65,536; a smaller ring keeps the slots in cache. */
+  @Param({"65536"})
+  public int capacity;
+
+  /** Calls each caller makes per invocation: enough that starting the callers is a small share. */
+  @Param({"200"})
+  public int calls;
+
   private Target impl;
+  private ExecutorService pool;
+  /** Every call's round trip in nanoseconds; read at the end of each iteration. */
+  private final Recorder roundTrips = new Recorder(3);
+  private final Histogram measured = new Histogram(3);
+
+  /** What one iteration measured, reported by JMH next to the score. */
+  @State(Scope.Thread)
+  @AuxCounters(AuxCounters.Type.EVENTS)
+  public static class Counters {
+    public long calls;
+    public long cpuNanos;
+    private long cpuAtStart;
+
+    @Setup(Level.Iteration)
+    public void begin() {
+      calls = 0;
+      cpuAtStart = processCpuNanos();
+    }
+
+    @TearDown(Level.Iteration)
+    public void end() {
+      cpuNanos = processCpuNanos() - cpuAtStart;
+    }
+  }
 
   @Setup(Level.Trial)
   public void start() {
-    impl = Target.create(target);
+    impl = Target.create(target, capacity, Math.min(4_096, capacity), SimulatedDatabase.named(sink));
+    pool = threads.equals("virtual") ? VirtualThreads.perTaskExecutor() : Executors.newFixedThreadPool(callers);
+  }
+
+  /** Keeps the round trips of measurement iterations only. */
+  @TearDown(Level.Iteration)
+  public void collect(IterationParams iteration) {
+    Histogram interval = roundTrips.getIntervalHistogram();
+    if (iteration.getType() == IterationType.MEASUREMENT) {
+      measured.add(interval);
+    }
   }
 
   @TearDown(Level.Trial)
-  public void stop(BenchmarkParams params) throws Exception {
-    BatchLog.append(target, params.getThreads(), impl.meanBatchSize());
+  public void stop() throws Exception {
+    log();
+    pool.shutdownNow();
     impl.close();
   }
 
+  private void log() throws IOException {
+    BatchLog.append(target + "/" + threads + "/" + sink, callers, impl.meanBatchSize(),
+        measured.getValueAtPercentile(50) / 1e3, measured.getValueAtPercentile(99) / 1e3);
+  }
+
   @Benchmark
-  public Object submitJoin() throws InterruptedException {
-    return impl.submit(ITEM).join();
+  public void callers(Counters counters) throws Exception {
+    List<Future<?>> running = new ArrayList<>(callers);
+    for (int c = 0; c < callers; c++) {
+      running.add(pool.submit(() -> {
+        for (int i = 0; i < calls; i++) {
+          long start = System.nanoTime();
+          impl.submit(ITEM).join();
+          roundTrips.recordValue(System.nanoTime() - start);
+        }
+        return null;
+      }));
+    }
+    for (Future<?> f : running) {
+      f.get();
+    }
+    counters.calls += (long) callers * calls;
+  }
+
+  static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 }

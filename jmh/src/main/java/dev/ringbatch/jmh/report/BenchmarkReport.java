@@ -44,12 +44,19 @@ public final class BenchmarkReport {
 
   private BenchmarkReport() {}
 
-  /** One JMH invocation of the suite; {@code sizes} also varies the ring size and the batch limit. */
-  record Experiment(String goal, String include, int threads, String[] targets, boolean gc, boolean sizes) {
+  /**
+   * One JMH invocation of the suite; {@code sizes} also varies the ring size and the batch limit; {@code params}
+   * are further {@code -p name=values} pairs, e.g. {@code "callers", "1,4,16"}.
+   */
+  record Experiment(String goal, String include, int threads, String[] targets, boolean gc, boolean sizes,
+      String... params) {
     Experiment(String goal, String include, int threads, String[] targets, boolean gc) {
       this(goal, include, threads, targets, gc, false);
     }
   }
+
+  /** Virtual threads arrived in JDK 21: on an older JDK the report leaves their cells out and says so. */
+  static final boolean VIRTUAL_THREADS = Runtime.version().feature() >= 21;
 
   /** Forks per figure: JMH's error then includes fork-to-fork variation, which one fork hides. */
   static final int FORKS = 3;
@@ -103,9 +110,17 @@ public final class BenchmarkReport {
       suite.add(new Experiment("P2", "ThroughputBenchmark.submit$", p, queues, false));
     }
     suite.add(new Experiment("P7", "ThroughputBenchmark", 1, new String[] {"ringbatch"}, true));
-    for (int k : new int[] {1, 4, 16, 64}) {
-      suite.add(new Experiment("P3", "ClosedLoopBenchmark.submitJoin$", k, new String[] {"ringbatch", "abq"}, false));
+    String[] batchers = {"ringbatch", "abq", "lbq"};
+    for (String sink : WaitingCallersReport.SINKS) {
+      suite.add(new Experiment("P3", "ClosedLoopBenchmark.callers$", 1, batchers, false, false,
+          "threads", "platform", "sink", sink, "callers", WaitingCallersReport.join(WaitingCallersReport.PLATFORM_K)));
+      if (VIRTUAL_THREADS) {
+        suite.add(new Experiment("P3", "ClosedLoopBenchmark.callers$", 1, batchers, false, false,
+            "threads", "virtual", "sink", sink, "callers", WaitingCallersReport.join(WaitingCallersReport.VIRTUAL_K)));
+      }
     }
+    suite.add(new Experiment("P9", "BurstBenchmark.submitThenJoinAll$", 1, batchers, false));
+    suite.add(new Experiment("P10", "BlockedProducersBenchmark.window$", 1, new String[0], false));
     suite.add(new Experiment("P4", "RoundTripBenchmark", 1, new String[0], false));
     suite.add(new Experiment("P8", "DeviceBenchmark.write$", 2, new String[] {"ringbatch", "direct"}, false));
     if (full) {
@@ -143,6 +158,15 @@ public final class BenchmarkReport {
     if (experiment.sizes()) {
       options.param("capacity", "1024", "16384").param("maxBatch", "64", "1024");
     }
+    for (int i = 0; i + 1 < experiment.params().length; i += 2) {
+      options.param(experiment.params()[i], experiment.params()[i + 1].split(","));
+    }
+    if (experiment.include().startsWith("BlockedProducers")) { // single shots of 5 s each
+      options.warmupIterations(smoke ? 0 : 1).measurementIterations(smoke ? 1 : 2);
+      if (smoke) {
+        options.param("seconds", "1");
+      }
+    }
     if (experiment.gc()) {
       options.addProfiler(GCProfiler.class);
     }
@@ -162,27 +186,35 @@ public final class BenchmarkReport {
     return String.format(Locale.ROOT, "%." + decimals + "f", value);
   }
 
-  /** Mean batch sizes logged by the closed-loop benchmark, by target and thread count. */
+  /**
+   * What the forks logged through {@link BatchLog}: per key ({@code target/threads/sink}) and caller count,
+   * one row per fork of mean batch size and any further figures (a closed loop's p50 and p99 in µs).
+   */
   static final class BatchSizes {
-    private final Map<String, Double> sizes;
+    private final Map<String, List<double[]>> rows;
 
-    private BatchSizes(Map<String, Double> sizes) {
-      this.sizes = sizes;
+    private BatchSizes(Map<String, List<double[]>> rows) {
+      this.rows = rows;
     }
 
     static BatchSizes read(Path file) throws IOException {
-      Map<String, Double> sizes = new LinkedHashMap<>();
+      Map<String, List<double[]>> rows = new LinkedHashMap<>();
       for (String line : Files.readAllLines(file)) {
         String[] parts = line.trim().split(" ");
-        if (parts.length == 3) {
-          sizes.put(parts[0] + "/" + parts[1], Double.parseDouble(parts[2]));
+        if (parts.length >= 3) {
+          double[] row = new double[parts.length - 2];
+          for (int i = 2; i < parts.length; i++) {
+            row[i - 2] = Double.parseDouble(parts[i]);
+          }
+          rows.computeIfAbsent(parts[0] + "/" + parts[1], k -> new ArrayList<>()).add(row);
         }
       }
-      return new BatchSizes(sizes);
+      return new BatchSizes(rows);
     }
 
-    double get(String target, int threads) {
-      return sizes.getOrDefault(target + "/" + threads, Double.NaN);
+    /** Every fork's row for {@code key} at {@code threads} callers; empty if none was logged. */
+    List<double[]> forks(String key, int threads) {
+      return rows.getOrDefault(key + "/" + threads, List.of());
     }
   }
 }

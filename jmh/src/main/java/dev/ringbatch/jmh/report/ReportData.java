@@ -139,7 +139,41 @@ final class ReportData {
     return null;
   }
 
-  double meanBatch(String target, int threads) {
-    return batchSizes.get(target, threads);
+  /** What each fork logged for {@code key} at {@code threads} (see {@link BatchSizes}). */
+  java.util.List<double[]> forks(String key, int threads) {
+    return batchSizes.forks(key, threads);
+  }
+
+  /**
+   * The result of {@code benchmark} whose parameters include every {@code name, value} pair given, whatever the
+   * thread count; null if the suite did not run it.
+   */
+  RunResult findWith(String benchmark, String... nameValues) {
+    for (Collection<RunResult> runs : results.values()) {
+      for (RunResult run : runs) {
+        if (run.getParams().getBenchmark().endsWith("." + benchmark) && matches(run, nameValues)) {
+          return run;
+        }
+      }
+    }
+    return null;
+  }
+
+  private static boolean matches(RunResult run, String... nameValues) {
+    for (int i = 0; i + 1 < nameValues.length; i += 2) {
+      if (!nameValues[i + 1].equals(run.getParams().getParam(nameValues[i]))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A secondary result's score (e.g. an auxiliary counter), or NaN if absent. */
+  static double secondary(RunResult run, String name) {
+    if (run == null) {
+      return Double.NaN;
+    }
+    Result<?> result = run.getSecondaryResults().get(name);
+    return result == null ? Double.NaN : result.getScore();
   }
 }
