@@ -33,7 +33,7 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * (tables with the ratios against each baseline and the project's targets), PNG charts under
  * {@code benchmarks/} beside it, the JMH JSON, the machine, JVM, JMH version and commit it ran on. With
  * {@code --publish=true} ({@code -Dreport.publish} on the Maven command) it writes under {@code docs/} instead,
- * replacing the committed report. {@code --short} (the default, a few minutes on 2 cores), {@code --full}
+ * replacing the committed report. {@code --short} (the default, about 22 minutes on 2 cores), {@code --full}
  * (more iterations and 8 producers) or {@code --smoke} (one 200 ms iteration each, written under
  * {@code jmh/target/report-smoke}, to check the pipeline).
  *
