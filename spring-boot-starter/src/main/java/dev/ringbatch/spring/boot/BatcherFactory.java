@@ -227,12 +227,22 @@ public class BatcherFactory implements AutoCloseable {
     }
   }
 
+  /**
+   * Records a new batcher and tells the listeners (meter binders). If one throws, create() throws: the batcher,
+   * which nobody holds then, is closed with its sinks rather than left running until shutdown.
+   */
   private <T, R> Batcher<T, R> register(Batcher<T, R> batcher, List<Object> ownSinks) {
     sinks.put(batcher, ownSinks);
     synchronized (listeners) {
       created.add(batcher);
-      for (Consumer<? super Batcher<?, ?>> listener : listeners) {
-        listener.accept(batcher);
+      try {
+        for (Consumer<? super Batcher<?, ?>> listener : listeners) {
+          listener.accept(batcher);
+        }
+      } catch (RuntimeException | Error e) {
+        created.remove(batcher);
+        closeAndLog(batcher, properties.getShutdownTimeout(), "closed: a listener of its creation failed");
+        throw e;
       }
     }
     return batcher;

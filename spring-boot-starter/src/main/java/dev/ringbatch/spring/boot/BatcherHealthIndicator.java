@@ -107,7 +107,7 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
       // Any full shard refuses (or holds up) the items routed to it, even when the others have room.
       if (batcher.shardStats().stream().anyMatch(shard -> shard.remainingCapacity() == 0)) {
         long since = window.fullSinceNanos; // read once: a concurrent check may reset it meanwhile
-        if (since < 0) {
+        if (since == FailureWindow.NOT_FULL) {
           since = now;
           window.fullSinceNanos = now;
         }
@@ -117,7 +117,7 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
           reason = "ring full for at least " + full;
         }
       } else {
-        window.fullSinceNanos = -1;
+        window.fullSinceNanos = FailureWindow.NOT_FULL;
       }
       FailureWindow.Tally tally = window.tally();
       double ratio = tally.ratio();

@@ -11,7 +11,11 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.context.SmartLifecycle;
 
 /**
@@ -29,7 +33,7 @@ import org.springframework.context.SmartLifecycle;
  * with Spring's shutdown hook, and what the core logs then through JUL (and Boot's JUL-to-SLF4J bridge) is lost.
  * Boot shuts its logging system down only after the context has closed, so these lines are written.
  */
-public class BatcherLifecycle implements SmartLifecycle {
+public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
   /** Stops after the web server (graceful shutdown at DEFAULT_PHASE - 1024, stop at DEFAULT_PHASE - 2048). */
   public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
 
@@ -39,11 +43,17 @@ public class BatcherLifecycle implements SmartLifecycle {
   private final ObjectProvider<Batcher<?, ?>> beans;
   private final Duration timeout;
   private volatile boolean running;
+  private volatile @Nullable ConfigurableListableBeanFactory beanFactory;
 
   public BatcherLifecycle(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> beans, Duration timeout) {
     this.factory = factory;
     this.beans = beans;
     this.timeout = timeout;
+  }
+
+  @Override
+  public void setBeanFactory(BeanFactory beanFactory) {
+    this.beanFactory = beanFactory instanceof ConfigurableListableBeanFactory listable ? listable : null;
   }
 
   @Override
@@ -65,7 +75,9 @@ public class BatcherLifecycle implements SmartLifecycle {
   public void stop() {
     running = false;
     long deadline = System.nanoTime() + timeout.toNanos();
-    for (Batcher<?, ?> batcher : batchers()) {
+    List<Batcher<?, ?>> newestFirst = batchers();
+    Collections.reverse(newestFirst); // a batcher whose sink feeds another was created after it: it drains first
+    for (Batcher<?, ?> batcher : newestFirst) {
       Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
       factory.closeAndLog(batcher, remaining, "closed on shutdown");
     }
@@ -91,7 +103,7 @@ public class BatcherLifecycle implements SmartLifecycle {
         all.add(batcher);
       }
     }
-    singletons(beans).forEach(batcher -> {
+    singletons(beanFactory, beans).forEach(batcher -> {
       if (seen.add(batcher)) {
         all.add(batcher);
       }
@@ -100,14 +112,26 @@ public class BatcherLifecycle implements SmartLifecycle {
   }
 
   /**
-   * The singleton Batcher beans. Never prototypes: asking the provider for one creates and starts a new
-   * batcher each time, which nobody would close.
+   * The Batcher beans that exist: singletons already created. Never prototypes (asking for one creates and
+   * starts a new batcher, which nobody would close), and never a lazy singleton nobody has asked for yet (asking
+   * would create and start it). Without a bean factory (a hand-made provider, in tests) it asks the provider
+   * for its singletons.
    */
-  static Stream<Batcher<?, ?>> singletons(ObjectProvider<Batcher<?, ?>> beans) {
-    try {
-      return beans.orderedStream(type -> true, false);
-    } catch (UnsupportedOperationException notABeanFactoryProvider) {
-      return beans.orderedStream(); // a provider that cannot tell scopes apart (a hand-made one, in tests)
+  static Stream<Batcher<?, ?>> singletons(@Nullable ConfigurableListableBeanFactory beanFactory,
+      ObjectProvider<Batcher<?, ?>> beans) {
+    if (beanFactory == null) {
+      try {
+        return beans.orderedStream(type -> true, false);
+      } catch (UnsupportedOperationException notABeanFactoryProvider) {
+        return beans.orderedStream();
+      }
     }
+    List<Batcher<?, ?>> existing = new ArrayList<>();
+    for (String name : beanFactory.getBeanNamesForType(Batcher.class, false, false)) {
+      if (beanFactory.containsSingleton(name) && beanFactory.getSingleton(name) instanceof Batcher<?, ?> batcher) {
+        existing.add(batcher);
+      }
+    }
+    return existing.stream();
   }
 }

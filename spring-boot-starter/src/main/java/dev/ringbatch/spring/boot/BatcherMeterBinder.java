@@ -5,18 +5,24 @@ import dev.ringbatch.micrometer.BatcherMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 
 /**
  * Binds the meters of every batcher to the registries Spring Boot binds {@link MeterBinder}s to: each
- * {@link Batcher} bean, and every batcher the {@link BatcherFactory} creates, before or after startup.
+ * {@link Batcher} bean that exists when the registry is bound (a lazy one created later is bound only if
+ * the factory made it), and every batcher the {@link BatcherFactory} creates, before or after startup.
  * {@link BatcherMetrics} binds a batcher to a registry once, so an application that also calls
  * {@code BatcherMetrics.monitor} on the same registry counts nothing twice.
  */
-public class BatcherMeterBinder implements MeterBinder {
+public class BatcherMeterBinder implements MeterBinder, BeanFactoryAware {
   private final BatcherFactory factory;
   private final ObjectProvider<Batcher<?, ?>> beans;
   private final boolean itemWaits;
+  private volatile @Nullable ConfigurableListableBeanFactory beanFactory;
 
   /** Binds every meter, item waits included. */
   public BatcherMeterBinder(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> beans) {
@@ -31,9 +37,14 @@ public class BatcherMeterBinder implements MeterBinder {
   }
 
   @Override
+  public void setBeanFactory(BeanFactory beanFactory) {
+    this.beanFactory = beanFactory instanceof ConfigurableListableBeanFactory listable ? listable : null;
+  }
+
+  @Override
   public void bindTo(MeterRegistry registry) {
     factory.whenCreated(batcher -> bind(registry, batcher));
-    BatcherLifecycle.singletons(beans).forEach(batcher -> bind(registry, batcher));
+    BatcherLifecycle.singletons(beanFactory, beans).forEach(batcher -> bind(registry, batcher));
   }
 
   private void bind(MeterRegistry registry, Batcher<?, ?> batcher) {

@@ -19,8 +19,11 @@ final class FailureWindow implements StatsRecorder {
   private int lastFailureBatchSize;
   private @Nullable String lastRetryCause;
 
-  /** Set by health checks: when the ring was first seen full without a non-full check since, or -1. */
-  volatile long fullSinceNanos = -1;
+  /** {@link #fullSinceNanos} when the ring was not seen full: not a reading, since nanoTime may be negative. */
+  static final long NOT_FULL = Long.MIN_VALUE;
+
+  /** Set by health checks: when the ring was first seen full without a non-full check since, or NOT_FULL. */
+  volatile long fullSinceNanos = NOT_FULL;
 
   FailureWindow(int batches) {
     this.sizes = new int[batches];
