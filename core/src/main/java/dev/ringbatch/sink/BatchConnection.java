@@ -74,19 +74,36 @@ final class BatchConnection {
     }
   }
 
-  /** The connection broke: drop it, so that the next attempt borrows another. */
+  /**
+   * The connection broke, or its transaction could not be rolled back: aborts it (the server then rolls back
+   * whatever it held, and a pool such as HikariCP evicts it) and drops it, so the next attempt borrows another.
+   */
   void discard() {
+    Connection c = connection;
+    if (c != null) {
+      try {
+        c.abort(Runnable::run);
+      } catch (SQLException | RuntimeException | LinkageError e) { // a driver without abort: closing must do
+        LOG.log(Level.DEBUG, "aborting a broken connection failed", e);
+      }
+    }
     release();
   }
 
-  /** Rolls back an open transaction after {@code cause}; a failure to do so is attached to it. */
-  static void rollback(Connection c, Throwable cause) {
+  /**
+   * Rolls back an open transaction after {@code cause}; a failure to do so is attached to it.
+   *
+   * @return whether nothing of the transaction is left (rolled back, or autocommit)
+   */
+  static boolean rollback(Connection c, Throwable cause) {
     try {
       if (!c.getAutoCommit()) {
         c.rollback();
       }
+      return true;
     } catch (SQLException | RuntimeException e) {
       cause.addSuppressed(e);
+      return false;
     }
   }
 

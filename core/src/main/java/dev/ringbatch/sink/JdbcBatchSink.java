@@ -90,7 +90,8 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   private int[] executed = new int[0];
   private int executedCount;
   /** Whether any transaction of the current write committed: then a lost connection can no longer be thrown. */
-  private boolean committedAny;
+  /** Whether rows of this batch may be in the table (committed, or told outcome unknown): it must not throw. */
+  private boolean mayHaveWritten;
 
   private JdbcBatchSink(DataSource dataSource, String sql, @Nullable StatementBinder<? super T> binder,
       List<ArrayColumn<T>> columns, boolean idempotent) {
@@ -183,7 +184,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
    */
   @Override
   public void write(Batch<T, Integer> batch) throws SQLException {
-    committedAny = false;
+    mayHaveWritten = false;
     int size = batch.size();
     if (settled.length < size) {
       settled = new boolean[size];
@@ -238,8 +239,11 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     } catch (Throwable e) {
       // Not only SQLException: with assertions on, pgjdbc's executeBatch on a terminated backend throws
       // AssertionError. Whatever the driver throws, a dead connection must be discarded.
-      BatchConnection.rollback(c, e);
+      boolean rolledBack = BatchConnection.rollback(c, e);
       if (!JdbcFailures.connectionLost(c, e)) {
+        if (!rolledBack) {
+          connection.discard(); // its transaction may still hold these rows: never execute them there again
+        }
         return isolate(batch, rows, e);
       } else {
         connection.discard();
@@ -259,13 +263,16 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
           connection.discard();
           unknown(batch, rows, e, "COMMIT");
         } else {
-          BatchConnection.rollback(c, e); // the database answered: a known rollback (a deferred constraint, say)
+          // The database answered: a known rollback (a deferred constraint, say).
+          if (!BatchConnection.rollback(c, e)) {
+            connection.discard(); // its transaction may still hold these rows: never execute them there again
+          }
           return isolate(batch, rows, e);
         }
         return null;
       }
     }
-    committedAny |= executedCount > 0;
+    mayHaveWritten |= executedCount > 0;
     for (int j = 0; j < executedCount; j++) {
       int row = executed[j];
       settled[row] = true;
@@ -276,7 +283,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
 
   /** A failure that left nothing of these rows committed: thrown (the whole batch) if nothing is, else per row. */
   private void failOrThrow(Batch<T, Integer> batch, int[] rows, Throwable e) throws SQLException {
-    if (!committedAny) {
+    if (!mayHaveWritten) {
       if (e instanceof SQLException sql) {
         throw sql;
       }
@@ -289,10 +296,11 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   private void unknown(Batch<T, Integer> batch, int[] rows, Throwable e, String what) {
     OutcomeUnknownException unknown = new OutcomeUnknownException("the connection was lost waiting for the reply"
         + " to " + what + " (" + e + "): the database may or may not have written these rows", e, idempotent);
-    if (idempotent && !committedAny) {
+    if (idempotent && !mayHaveWritten) {
       throw unknown; // safe to write again: the whole batch fails as one, and a retry policy may retry it
     }
     failUnsettled(batch, rows, unknown);
+    mayHaveWritten = true; // from now on a failure must not fail (or retry) the whole batch over these rows
   }
 
   /**
@@ -395,8 +403,6 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       }
     }
   }
-
-
 
   /**
    * Holds nothing between batches (each borrows its connection), so this only gives back a connection a

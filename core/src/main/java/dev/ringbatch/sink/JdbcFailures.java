@@ -62,6 +62,9 @@ final class JdbcFailures {
     if (counts.length < attempt.length) {
       return counts.length;
     }
+    if (counts.length > attempt.length) {
+      return -1; // more counts than rows sent: the driver's answer names nothing
+    }
     int found = -1;
     for (int i = 0; i < counts.length; i++) {
       if (counts[i] == Statement.EXECUTE_FAILED) {
