@@ -1,5 +1,7 @@
 package dev.ringbatch.sink;
 
+import static java.util.Objects.requireNonNull;
+
 import java.nio.BufferOverflowException;
 import java.nio.ByteBuffer;
 import org.jspecify.annotations.Nullable;
@@ -8,10 +10,12 @@ import org.jspecify.annotations.Nullable;
  * Runs a {@link ByteSink.Encoder} on one item and checks what it did to the buffer, so that a careless encoder
  * fails its own item and never the batch or its neighbours' bytes. Called on the sink's (consumer) thread only.
  *
- * <p>Every buffer starts with one {@link #GUARD} byte that is never written: an encoder is always handed a
- * position of at least 1, so that {@code flip()}, {@code rewind()} or {@code clear()} shows as a position moved
- * back or a limit changed even for the first record of a buffer, where a position of 0 would look like an
- * empty record.
+ * <p>Every buffer starts with a {@link #GUARD} byte holding {@link #SENTINEL}, and ends with a guard byte
+ * beyond its limit; neither is ever written. An encoder is always handed a position of at least 1, so that
+ * {@code flip()} or {@code rewind()} shows as a position moved back even for the first record of a buffer; its
+ * {@code clear()} or {@code compact()} shows as a limit raised to the capacity; and an encoder that moved back to
+ * 0 and then put bytes shows as a sentinel overwritten. The last two may have put bytes over the records before
+ * its own, so they return {@link #OVERWROTE}: the caller must not write those records.
  */
 final class RecordEncoder<T> {
   static final int GUARD = 1;
@@ -19,6 +23,13 @@ final class RecordEncoder<T> {
   static final int NEEDS_ROOM = -1;
   /** {@link #encode}: the item fails with {@link #takeFailure()}. */
   static final int FAILED = -2;
+  /**
+   * {@link #encode}: the item fails with {@link #takeFailure()}, and the encoder may have put bytes over the
+   * records before its own in the buffer, which is now empty ({@link #ready}).
+   */
+  static final int OVERWROTE = -3;
+  /** The leading guard byte's value. */
+  static final byte SENTINEL = (byte) 0xA5;
 
   private static final String ONLY_PUT = "; an encoder must only put bytes at and after the position it is given,"
       + " so the item was not written";
@@ -32,14 +43,25 @@ final class RecordEncoder<T> {
     this.maxRecordBytes = maxRecordBytes;
   }
 
-  /** A heap buffer with room for {@code bytes} after the guard byte, positioned after it. */
+  /** A heap buffer with room for {@code bytes} between its guard bytes, {@link #ready}. */
   static ByteBuffer heap(int bytes) {
-    return ByteBuffer.allocate(bytes + GUARD).position(GUARD);
+    return ready(ByteBuffer.allocate(bytes + 2 * GUARD));
   }
 
-  /** A direct buffer with room for {@code bytes} after the guard byte, positioned after it. */
+  /** A direct buffer with room for {@code bytes} between its guard bytes, {@link #ready}. */
   static ByteBuffer direct(int bytes) {
-    return ByteBuffer.allocateDirect(bytes + GUARD).position(GUARD);
+    return ready(ByteBuffer.allocateDirect(bytes + 2 * GUARD));
+  }
+
+  /** Empties a buffer made here: positioned after the leading guard, its limit before the trailing one. */
+  static ByteBuffer ready(ByteBuffer buffer) {
+    buffer.clear().put(0, SENTINEL);
+    return buffer.limit(buffer.capacity() - GUARD).position(GUARD);
+  }
+
+  /** The bytes a buffer made here holds for records. */
+  static int room(ByteBuffer buffer) {
+    return buffer.capacity() - 2 * GUARD;
   }
 
   /**
@@ -56,6 +78,12 @@ final class RecordEncoder<T> {
       thrown = t;
     }
     int end = buffer.position();
+    if (buffer.limit() > limit || buffer.get(0) != SENTINEL) {
+      failure = new IllegalStateException("the encoder moved the buffer's position back to its start, as clear(),"
+          + " compact() and rewind() do, and may have put bytes over the records before its own" + ONLY_PUT, thrown);
+      ready(buffer);
+      return OVERWROTE;
+    }
     if (buffer.limit() != limit || end < start) {
       failure = new IllegalStateException(buffer.limit() != limit
           ? "the encoder changed the buffer's limit, as flip() and limit(int) do" + ONLY_PUT
@@ -92,7 +120,7 @@ final class RecordEncoder<T> {
       if (length >= 0) {
         return own.flip().position(GUARD);
       }
-      if (length == FAILED) {
+      if (length != NEEDS_ROOM) {
         return null;
       }
     }
@@ -103,7 +131,7 @@ final class RecordEncoder<T> {
 
   /** The failure of the item {@link #encode} or {@link #encodeAlone} last failed; forgets it. */
   Throwable takeFailure() {
-    Throwable taken = java.util.Objects.requireNonNull(failure, "failure");
+    Throwable taken = requireNonNull(failure, "failure");
     failure = null;
     return taken;
   }

@@ -124,6 +124,46 @@ class ByteSinkEncoderTest {
     assertThat(out.size()).isZero();
   }
 
+  /**
+   * Review finding: clear() then put. The limit did not change (it was the capacity) and the position ended
+   * after the record's start, so the item was told written while its bytes had overwritten "good"'s.
+   */
+  @Test
+  void encoderClearsThenPuts_itAndTheRecordsBeforeItInTheBufferFail_nothingCorruptIsWritten() throws Exception {
+    ByteSink.Encoder<String> clearsOnBad = (line, buffer) -> {
+      if (line.equals("bad")) {
+        buffer.clear();
+        buffer.put("BADBADBAD\n".getBytes(StandardCharsets.US_ASCII));
+      } else {
+        LINES.encode(line, buffer);
+      }
+    };
+
+    RecordingBatch<String, Long> batch = write(ByteSink.toStream(out, clearsOnBad), "good", "bad", "next");
+
+    assertThat(batch.failed()).containsOnlyKeys(0, 1);
+    assertThat(batch.failed().get(0)).hasMessageContaining("may have written over this item's bytes");
+    assertThat(batch.completed()).containsExactly(Map.entry(2, 0L));
+    assertThat(out.toString(StandardCharsets.US_ASCII)).isEqualTo("next\n");
+  }
+
+  @Test
+  void encoderRewindsThenPutsLongerRecord_itAndTheRecordsBeforeItFail() throws Exception {
+    ByteSink.Encoder<String> rewindsOnBad = (line, buffer) -> {
+      LINES.encode(line, buffer);
+      if (line.equals("bad")) {
+        buffer.rewind();
+        buffer.put("XXXXXXXXXXXXXXXX\n".getBytes(StandardCharsets.US_ASCII));
+      }
+    };
+
+    RecordingBatch<String, Long> batch = write(ByteSink.toStream(out, rewindsOnBad), "a", "b", "bad", "next");
+
+    assertThat(batch.failed()).containsOnlyKeys(0, 1, 2);
+    assertThat(batch.completed()).containsExactly(Map.entry(3, 0L));
+    assertThat(out.toString(StandardCharsets.US_ASCII)).isEqualTo("next\n");
+  }
+
   @Test
   void encoderRewindsFirstItemOfBuffer_itemFailsSayingSo() throws Exception {
     RecordingBatch<String, Long> batch =
@@ -150,7 +190,7 @@ class ByteSinkEncoderTest {
     assertOnlyFailure(batch, 1, IllegalArgumentException.class,
         "record too large: the encoder overflowed a buffer of maxRecordBytes (16777216) bytes");
     assertThat(batch.completed()).containsExactly(Map.entry(0, 0L), Map.entry(2, 2L));
-    assertThat(largestBuffer.get()).isLessThanOrEqualTo(16 * 1024 * 1024 + 1);
+    assertThat(largestBuffer.get()).isLessThanOrEqualTo(16 * 1024 * 1024 + 2); // two guard bytes
     assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("a\nb\n");
   }
 
@@ -178,7 +218,7 @@ class ByteSinkEncoderTest {
 
     assertOnlyFailure(batch, 0, IllegalArgumentException.class,
         "record too large: the encoder overflowed a buffer of maxRecordBytes (1000) bytes");
-    assertThat(capacities).containsExactly(101, 201, 401, 801, 1001); // each with the sink's one guard byte
+    assertThat(capacities).containsExactly(102, 202, 402, 802, 1002); // each with the sink's two guard bytes
   }
 
   @Test
