@@ -227,6 +227,11 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
   }
 
   @Override
+  public boolean completingOnThisThread() {
+    return completingHere.get()[0] > 0;
+  }
+
+  @Override
   public long failInFlight(String closeDescription) {
     List<Ticket<T, R>> taken = new ArrayList<>();
     synchronized (order) {

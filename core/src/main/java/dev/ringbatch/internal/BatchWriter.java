@@ -36,6 +36,9 @@ interface BatchWriter<T, R> {
    */
   void awaitCompletions(long deadline);
 
+  /** Whether the calling thread is completing the futures of a settled batch (a dependent action runs on it). */
+  boolean completingOnThisThread();
+
   /**
    * After a take-over, on the closing thread: fails every batch still in the sink, settling each once.
    *

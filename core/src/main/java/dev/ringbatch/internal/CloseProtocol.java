@@ -72,10 +72,6 @@ final class CloseProtocol {
     return report;
   }
 
-  long abandoned() {
-    return abandoned;
-  }
-
   /** The failure flushes get after a close that abandoned items; null otherwise. */
   @Nullable Throwable abandonment() {
     return abandonment;
@@ -85,8 +81,10 @@ final class CloseProtocol {
     CompletableFuture<CloseReport> mine = new CompletableFuture<>();
     CompletableFuture<CloseReport> earlier = first.compareAndExchange(null, mine);
     if (earlier != null) {
-      if (closingThread == Thread.currentThread()) {
-        return provisional(); // called back from a future this close is failing: do not wait for ourselves
+      if (closingThread == Thread.currentThread() || consumer.completingOnThisThread()) {
+        // Called back from a future this close is failing, or from one a completing thread completes, which
+        // the close waits for: waiting here would be waiting for ourselves.
+        return provisional();
       }
       return awaitEarlier(earlier, timeout);
     }

@@ -50,8 +50,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private final BatchCompleter completer;
   private final FlushWaiters flushWaiters;
   private final Ticker ticker;
-  private final Runnable refuseNewItems;
-  /** Told of every release of slots, to wake producers waiting for room. */
+  /** Told of every release of slots, to wake producers waiting for room; and refuses items if the consumer dies. */
   private final PublishGate gate;
   private final CompletableFuture<Void> terminated = new CompletableFuture<>();
 
@@ -88,7 +87,6 @@ final class CoalescingConsumer<T, R> implements Runnable {
     this.limits = limits;
     this.ticker = ticker;
     this.gate = gate;
-    this.refuseNewItems = gate::beginClose;
     this.batch = new PendingBatch<>(limits.maxBatchSize(), ringSize);
   }
 
@@ -103,7 +101,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
       }
     } catch (Throwable fatal) {
       // Nothing will write from now on: refuse new items and fail what is held, rather than let callers wait.
-      refuseNewItems.run();
+      gate.beginClose();
       SafeLog.log(LOG, Level.ERROR, "the consumer of batcher '" + name + "' failed; failing what it holds"
           + " and refusing new items until it is closed", fatal);
       closeDescription = "the consumer thread failed with " + SafeLog.describe(fatal) + ";";
@@ -123,7 +121,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         available = barrier.waitFor(next);
       } catch (TimeoutException lingerEndedOrWoken) {
         checkpoint();
-        waitStrategy.setDeadline(ConsumerWaitStrategy.NO_DEADLINE);
+        waitStrategy.clearDeadline();
         try {
           writeIfDue(limits);
         } catch (ConsumerStop stop) {
@@ -275,16 +273,17 @@ final class CoalescingConsumer<T, R> implements Runnable {
         || flushWaiters.maxTarget() >= batch.firstSequence()) { // a flush waits for this batch
       return false;
     }
-    if (ticker.read() - batchStart >= lingerNanos) {
+    long elapsed = ticker.read() - batchStart;
+    if (elapsed >= lingerNanos || elapsed < 0) { // negative: the clock went back, or changed origin (GuardedTicker)
       return false;
     }
-    waitStrategy.setDeadline(batchStart + lingerNanos); // wraps like nanoTime; compared by difference
+    waitStrategy.setDeadline(batchStart + lingerNanos, lingerNanos); // wraps like nanoTime; compared by difference
     return true;
   }
 
   /** Hands the batch (every item up to {@code lastSequence}) to the writer. */
   private void write(long lastSequence) {
-    waitStrategy.setDeadline(ConsumerWaitStrategy.NO_DEADLINE);
+    waitStrategy.clearDeadline();
     release(lastSequence); // producers may reuse these slots while the sink works
     PendingBatch<T, R> next = writer.write(batch, lastSequence);
     if (next != batch) {
@@ -315,6 +314,11 @@ final class CoalescingConsumer<T, R> implements Runnable {
   /** Closing thread, after a drain: waits up to {@code deadline} for other threads completing futures. */
   void awaitCompletions(long deadline) {
     writer.awaitCompletions(deadline);
+  }
+
+  /** Whether the calling thread is completing futures of a settled batch: a close waits for it to finish. */
+  boolean completingOnThisThread() {
+    return writer.completingOnThisThread();
   }
 
   /** Closing thread: asks the consumer to give up its holdings, with the message for its items. */

@@ -42,6 +42,11 @@ final class ConsumerWaitStrategy implements WaitStrategy {
 
   /** The linger deadline in ticker time, or {@link #NO_DEADLINE}; consumer thread only. */
   private long deadline = NO_DEADLINE;
+  /**
+   * The longest the deadline can be away: the linger. A deadline further away than that was set in another
+   * clock origin (a ticker that threw and was replaced, see {@link GuardedTicker}) and counts as past.
+   */
+  private long window;
 
   ConsumerWaitStrategy(WaitMode mode, Ticker ticker) {
     this.mode = mode;
@@ -54,13 +59,22 @@ final class ConsumerWaitStrategy implements WaitStrategy {
   }
 
   /**
-   * Sets (or with {@link #NO_DEADLINE} clears) the linger deadline. Consumer thread only. Writes only on a
-   * change: the field shares a cache line with {@code parked}, which every producer reads on every publish.
+   * Sets the linger deadline, no further than {@code window} (the linger) from now. Consumer thread only. Writes
+   * only on a change: the fields share a cache line with {@code parked}, which every producer reads on every
+   * publish.
    */
-  void setDeadline(long deadline) {
+  void setDeadline(long deadline, long window) {
     if (this.deadline != deadline) {
       this.deadline = deadline;
     }
+    if (this.window != window) {
+      this.window = window;
+    }
+  }
+
+  /** Clears the linger deadline. Consumer thread only. */
+  void clearDeadline() {
+    setDeadline(NO_DEADLINE, 0);
   }
 
   /** Ends the consumer's current or next wait early with a timeout, e.g. to cut a linger short. */
@@ -112,7 +126,7 @@ final class ConsumerWaitStrategy implements WaitStrategy {
         LockSupport.park(this);
       } else {
         long remaining = until - ticker.read();
-        if (remaining > 0) {
+        if (remaining > 0 && remaining <= window) {
           LockSupport.parkNanos(this, remaining);
         }
       }
@@ -133,8 +147,11 @@ final class ConsumerWaitStrategy implements WaitStrategy {
       throw TimeoutException.INSTANCE;
     }
     long until = deadline;
-    if (until != NO_DEADLINE && ticker.read() - until >= 0) {
-      throw TimeoutException.INSTANCE;
+    if (until != NO_DEADLINE) {
+      long remaining = until - ticker.read();
+      if (remaining <= 0 || remaining > window) { // past, or not credible: set in another clock origin
+        throw TimeoutException.INSTANCE;
+      }
     }
   }
 

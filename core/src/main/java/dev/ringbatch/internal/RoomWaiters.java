@@ -17,7 +17,10 @@ import java.util.concurrent.locks.LockSupport;
  * not need (it had claimed a slot on its re-check, or timed out, was interrupted, saw the close) passes it on
  * ({@link #leave} returns true and the caller wakes the next), as {@code AbstractQueuedSynchronizer} does; and
  * the consumer wakes as many waiters as the ring has free slots, not just the slots it released, so any
- * shortfall is repaired at the next release. Waiters are woken in arrival order. Thread-safe.
+ * shortfall is repaired at the next release. Waiters are woken oldest first; a woken waiter that loses the
+ * slot to a producer that never waited registers again at the tail. A woken waiter always passes its wake on,
+ * even when it then claims the slot: at worst one waiter too many wakes and parks again, never one too few.
+ * Thread-safe.
  */
 final class RoomWaiters {
   /** Abandoned entries (timed out, interrupted, closed) tolerated before a leaving waiter sweeps them. */
@@ -84,11 +87,6 @@ final class RoomWaiters {
 
   /** Wakes every waiter: the batcher is closing (each sees it and gives up). */
   void wakeAll() {
-    Waiter waiter;
-    while ((waiter = queue.poll()) != null) {
-      if (waiter.state.compareAndSet(WAITING, WOKEN)) {
-        LockSupport.unpark(waiter.thread);
-      }
-    }
+    wake(Long.MAX_VALUE);
   }
 }

@@ -194,6 +194,11 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   }
 
   @Override
+  public boolean completingOnThisThread() {
+    return false; // completions run on the consumer thread, which may not close its own batcher
+  }
+
+  @Override
   public long failInFlight(String closeDescription) {
     PendingBatch<T, R> batch = current;
     if (batch == null) {
