@@ -30,8 +30,9 @@ import org.openjdk.jmh.runner.IterationType;
 /**
  * A closed loop (P3, issue 14): K callers, on platform or virtual threads, each calling
  * {@code submit(item).join()} in a loop, as request threads that wait for their own result do. One invocation
- * runs every caller for {@code calls} calls and waits for all. The auxiliary counters give calls per second
- * ({@code calls}) and process CPU time per second ({@code cpuNanos}; their ratio is the CPU time per call);
+ * runs every caller for {@code calls} calls and waits for all, so calls per second are the score times
+ * {@code callers * calls}. The auxiliary counters {@code calls} and {@code cpuNanos} (process CPU time) are
+ * totals over the measured iterations (JMH sums event counters), and their ratio is the CPU time per call;
  * each fork logs its mean batch size and the p50/p99 of a call's round trip (measurement iterations only)
  * through {@link BatchLog}. Virtual threads need JDK 21+ (the benchmark fails with that message on 17).
  *

@@ -13,10 +13,10 @@ final class Goals {
     add(id, what, measured, unit, target, met, true);
   }
 
-  /** {@code clear}: every figure the ratio comes from has an error below its mean; else "unclear", never "yes". */
+  /** {@code clear}: the figures behind it are told apart from the target; else "unclear", never "yes". */
   void add(String id, String what, double measured, String unit, String target, boolean met, boolean clear) {
     rows.add(new String[] {id, what, Double.isNaN(measured) ? "n/a" : fmt(measured, 2) + unit, target,
-        Double.isNaN(measured) ? "n/a" : !clear ? "unclear (error exceeds a mean)" : met ? "yes" : "**no**"});
+        Double.isNaN(measured) ? "n/a" : !clear ? "unclear (the errors leave it open)" : met ? "yes" : "**no**"});
   }
 
   /** A target whose measured value is text (e.g. a range), met or not. */

@@ -24,8 +24,6 @@ final class WaitingCallersReport {
   static final int[] VIRTUAL_K = {64, 1_024, 10_000};
   private static final String[] BATCHERS = {"ringbatch", "abq", "lbq"};
   private static final String BENCH = "callers";
-  /** Calls per caller per invocation: ClosedLoopBenchmark's default, which the suite keeps. */
-  private static final int CALLS = 200;
 
   private final ReportData data;
   private final Goals goals;
@@ -57,7 +55,8 @@ final class WaitingCallersReport {
 
     double callsPerSecond() {
       return run == null ? Double.NaN
-          : run.getPrimaryResult().getScore() * Integer.parseInt(run.getParams().getParam("callers")) * CALLS;
+          : run.getPrimaryResult().getScore() * Integer.parseInt(run.getParams().getParam("callers"))
+              * Integer.parseInt(run.getParams().getParam("calls"));
     }
 
     double relativeError() {
@@ -92,7 +91,7 @@ final class WaitingCallersReport {
   private String closedLoop() throws IOException {
     StringBuilder s = new StringBuilder("## P3: closed loop, K callers each waiting for its own result\n\n")
         .append("`ClosedLoopBenchmark -p threads=T -p callers=K -p sink=S`: K callers on platform or virtual ")
-        .append("threads, each calling `submit(x).join()` ").append(CALLS).append(" times per invocation. ")
+        .append("threads, each calling `submit(x).join()` in a loop. ")
         .append("Sinks: `noop` counts; `db` is a simulated database, busy 20 µs per batch + 50 ns per item. ")
         .append("Rings and queues of 65,536, batches of at most 4,096. Calls/s ± the error; in brackets the ")
         .append("ratio ringbatch / that batcher; CPU is the process CPU time per call (all threads); p50 / p99 ")
@@ -206,9 +205,14 @@ final class WaitingCallersReport {
           .append(fmt(10_000 / score, 1)).append(" | ").append(fmt(score / ring, 2)).append("× |\n");
     }
     double abq = data.score("submitThenJoinAll", "target", "abq", 1);
-    double relativeError = data.error("submitThenJoinAll", "target", "ringbatch", 1) / ring;
+    double ringError = data.error("submitThenJoinAll", "target", "ringbatch", 1);
+    double abqError = data.error("submitThenJoinAll", "target", "abq", 1);
+    double relativeError = ringError / ring;
+    // Judged on the ratio's interval from both figures' errors: met or missed only if all of it says so.
+    double low = (abq - abqError) / (ring + ringError);
+    double high = (abq + abqError) / (ring - ringError);
     goals.add("P9", "bursts vs abq", abq / ring, "×", "≥ 1.5×", abq / ring >= 1.5,
-        data.clear("submitThenJoinAll", "target", "ringbatch", 1) && data.clear("submitThenJoinAll", "target", "abq", 1));
+        ring - ringError > 0 && (low >= 1.5 || high < 1.5));
     goals.add("P9", "bursts, ringbatch's error", relativeError * 100, " %", "within ±15 %", relativeError <= 0.15);
     return s.append('\n').toString();
   }
