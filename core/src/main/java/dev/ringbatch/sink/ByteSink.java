@@ -3,7 +3,6 @@ package dev.ringbatch.sink;
 import static dev.ringbatch.sink.RecordEncoder.FAILED;
 import static dev.ringbatch.sink.RecordEncoder.GUARD;
 import static dev.ringbatch.sink.RecordEncoder.NEEDS_ROOM;
-import static dev.ringbatch.sink.RecordEncoder.OVERWROTE;
 import static java.util.Objects.requireNonNull;
 
 import dev.ringbatch.Batch;
@@ -35,11 +34,8 @@ import org.jspecify.annotations.Nullable;
  * <h2>Encoders</h2>
  * An encoder that throws (anything: errors and sneaky checked exceptions too) fails its item alone, and the
  * bytes it had put are discarded. So does an encoder that moves the buffer's position back or changes its
- * limit ({@code flip()}, {@code rewind()}, {@code clear()}). One that went back to the buffer's start
- * ({@code clear()}, {@code compact()}, {@code rewind()}) may have put bytes over the records of the same batch
- * before its own that were still in the buffer: those fail with it (nothing of them is written), never
- * written corrupted. An encoder must only put bytes at and after the position it is given; one that moves the
- * position back part of the way and puts over a neighbour cannot be told from one that did not. A record larger than the buffer is encoded into a
+ * limit ({@code flip()}, {@code rewind()}, {@code clear()}), whether or not it puts bytes after: it is handed
+ * a view of the buffer that cannot reach the records before its own. A record larger than the buffer is encoded into a
  * buffer of its own, doubled up to {@link Builder#maxRecordBytes maxRecordBytes}, and written alone; a record
  * that needs more fails its item with {@link IllegalArgumentException}.
  *
@@ -253,7 +249,7 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     }
     long batchStart = target.position();
     placed = 0;
-    RecordEncoder.ready(buffer);
+    buffer.clear().position(GUARD);
     try {
       for (int i = 0; i < size; i++) {
         place(batch, i);
@@ -281,12 +277,8 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
       offset = target.position();
       length = records.encode(item, buffer);
     }
-    if (length == OVERWROTE) {
-      failBuffered(batch, index, records.takeFailure());
-      return;
-    }
     if (length == NEEDS_ROOM) { // the buffer is empty and still too small
-      ByteBuffer own = records.encodeAlone(item, RecordEncoder.room(buffer));
+      ByteBuffer own = records.encodeAlone(item, buffer.capacity() - GUARD);
       if (own != null) {
         starts[index] = target.position();
         ends[index] = starts[index] + own.remaining();
@@ -306,31 +298,13 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     }
   }
 
-  /**
-   * An encoder went back to the buffer's start and may have put bytes over the records in it: fails item
-   * {@code index} and every record still in the (now empty) buffer, none of which is written.
-   */
-  private void failBuffered(Batch<T, Long> batch, int index, Throwable cause) {
-    long inBuffer = target.position(); // records at or after it are still in the buffer
-    for (int j = 0; j < index; j++) {
-      if (starts[j] != ENCODE_FAILED && starts[j] >= inBuffer) {
-        starts[j] = ENCODE_FAILED;
-        batch.fail(j, new IllegalStateException("the encoder of item " + index + " (" + cause.getMessage() + ")"
-            + " may have written over this item's bytes in the buffer, so it was not written", cause));
-      }
-    }
-    placed = index + 1;
-    starts[index] = ENCODE_FAILED;
-    batch.fail(index, cause);
-  }
-
   private void drain() throws IOException {
     if (buffer.position() > GUARD) {
       buffer.flip().position(GUARD);
       try {
         target.write(buffer);
       } finally {
-        RecordEncoder.ready(buffer);
+        buffer.clear().position(GUARD);
       }
     }
   }

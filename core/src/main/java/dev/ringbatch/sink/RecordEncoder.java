@@ -10,12 +10,13 @@ import org.jspecify.annotations.Nullable;
  * Runs a {@link ByteSink.Encoder} on one item and checks what it did to the buffer, so that a careless encoder
  * fails its own item and never the batch or its neighbours' bytes. Called on the sink's (consumer) thread only.
  *
- * <p>Every buffer starts with a {@link #GUARD} byte holding {@link #SENTINEL}, and ends with a guard byte
- * beyond its limit; neither is ever written. An encoder is always handed a position of at least 1, so that
- * {@code flip()} or {@code rewind()} shows as a position moved back even for the first record of a buffer; its
- * {@code clear()} or {@code compact()} shows as a limit raised to the capacity; and an encoder that moved back to
- * 0 and then put bytes shows as a sentinel overwritten. The last two may have put bytes over the records before
- * its own, so they return {@link #OVERWROTE}: the caller must not write those records.
+ * <p>The encoder is handed a view of the buffer that begins one byte before its record: the last byte of the
+ * record before, or, for a buffer's first record, the {@link #GUARD} byte every buffer starts with. So it can
+ * never reach a neighbour's bytes but that one, which holds a {@link #SENTINEL} while the encoder runs and is
+ * put back after, whatever the encoder did. A {@code flip()} or {@code limit(int)} shows as a limit changed; a
+ * {@code rewind()}, {@code clear()} or {@code position(int)} as a position before the record, or, if bytes were
+ * put after it, as the sentinel overwritten (unless the first of them happens to equal it: that item's own
+ * record is then what it wrote, less its first byte; its neighbours are intact either way).
  */
 final class RecordEncoder<T> {
   static final int GUARD = 1;
@@ -23,12 +24,7 @@ final class RecordEncoder<T> {
   static final int NEEDS_ROOM = -1;
   /** {@link #encode}: the item fails with {@link #takeFailure()}. */
   static final int FAILED = -2;
-  /**
-   * {@link #encode}: the item fails with {@link #takeFailure()}, and the encoder may have put bytes over the
-   * records before its own in the buffer, which is now empty ({@link #ready}).
-   */
-  static final int OVERWROTE = -3;
-  /** The leading guard byte's value. */
+  /** What the byte before a record holds while its encoder runs. */
   static final byte SENTINEL = (byte) 0xA5;
 
   private static final String ONLY_PUT = "; an encoder must only put bytes at and after the position it is given,"
@@ -43,25 +39,14 @@ final class RecordEncoder<T> {
     this.maxRecordBytes = maxRecordBytes;
   }
 
-  /** A heap buffer with room for {@code bytes} between its guard bytes, {@link #ready}. */
+  /** A heap buffer with room for {@code bytes} after the guard byte, positioned after it. */
   static ByteBuffer heap(int bytes) {
-    return ready(ByteBuffer.allocate(bytes + 2 * GUARD));
+    return ByteBuffer.allocate(bytes + GUARD).position(GUARD);
   }
 
-  /** A direct buffer with room for {@code bytes} between its guard bytes, {@link #ready}. */
+  /** A direct buffer with room for {@code bytes} after the guard byte, positioned after it. */
   static ByteBuffer direct(int bytes) {
-    return ready(ByteBuffer.allocateDirect(bytes + 2 * GUARD));
-  }
-
-  /** Empties a buffer made here: positioned after the leading guard, its limit before the trailing one. */
-  static ByteBuffer ready(ByteBuffer buffer) {
-    buffer.clear().put(0, SENTINEL);
-    return buffer.limit(buffer.capacity() - GUARD).position(GUARD);
-  }
-
-  /** The bytes a buffer made here holds for records. */
-  static int room(ByteBuffer buffer) {
-    return buffer.capacity() - 2 * GUARD;
+    return ByteBuffer.allocateDirect(bytes + GUARD).position(GUARD);
   }
 
   /**
@@ -71,21 +56,22 @@ final class RecordEncoder<T> {
   int encode(T item, ByteBuffer buffer) {
     int start = buffer.position();
     int limit = buffer.limit();
+    int before = start - GUARD;
+    byte kept = buffer.get(before);
+    buffer.put(before, SENTINEL);
+    ByteBuffer view = buffer.slice(before, limit - before).position(GUARD).order(buffer.order()); // no further back
     Throwable thrown = null;
     try {
-      encoder.encode(item, buffer);
+      encoder.encode(item, view);
     } catch (Throwable t) { // anything, errors and sneaky checked exceptions too, fails this item alone
       thrown = t;
     }
-    int end = buffer.position();
-    if (buffer.limit() > limit || buffer.get(0) != SENTINEL) {
-      failure = new IllegalStateException("the encoder moved the buffer's position back to its start, as clear(),"
-          + " compact() and rewind() do, and may have put bytes over the records before its own" + ONLY_PUT, thrown);
-      ready(buffer);
-      return OVERWROTE;
-    }
-    if (buffer.limit() != limit || end < start) {
-      failure = new IllegalStateException(buffer.limit() != limit
+    boolean overwrote = buffer.get(before) != SENTINEL;
+    buffer.put(before, kept); // the neighbour's last byte (or the guard) stays, whatever the encoder did
+    boolean limitChanged = view.limit() != limit - before;
+    int end = before + view.position();
+    if (limitChanged || end < start || overwrote) {
+      failure = new IllegalStateException(limitChanged
           ? "the encoder changed the buffer's limit, as flip() and limit(int) do" + ONLY_PUT
           : "the encoder moved the buffer's position back to before its record, as flip(), rewind(), clear() and"
               + " position(int) do" + ONLY_PUT, thrown);
@@ -103,6 +89,7 @@ final class RecordEncoder<T> {
           "record too large: the encoder wrote %s bytes, more than maxRecordBytes (%s)", end - start, maxRecordBytes));
       return reset(buffer, start, limit, FAILED);
     }
+    buffer.position(end).order(view.order()); // an encoder that set the byte order keeps it
     return end - start;
   }
 
@@ -120,7 +107,7 @@ final class RecordEncoder<T> {
       if (length >= 0) {
         return own.flip().position(GUARD);
       }
-      if (length != NEEDS_ROOM) {
+      if (length == FAILED) {
         return null;
       }
     }
