@@ -89,7 +89,6 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   private boolean[] settled = new boolean[0];
   private int[] executed = new int[0];
   private int executedCount;
-  /** Whether any transaction of the current write committed: then a lost connection can no longer be thrown. */
   /** Whether rows of this batch may be in the table (committed, or told outcome unknown): it must not throw. */
   private boolean mayHaveWritten;
 
