@@ -13,9 +13,16 @@ import org.jspecify.annotations.Nullable;
  * {@link #completeRemaining} for all that have none yet. Outcomes are applied to the callers' futures after
  * {@code write} returns normally. An item left without an outcome is a sink bug: it fails with an
  * {@link IllegalStateException} naming the batcher and the item's index, and counts as failed; it never
- * succeeds by default. If {@code write} throws, every item of the batch fails with that exception, whatever was
- * recorded: a sink that commits a transaction can record per-row results and still fail them all when the
- * commit fails. Recording is thread-safe.
+ * succeeds by default. A recorded failure is final: if {@code write} throws, an item keeps the failure recorded
+ * for it (an {@link OutcomeUnknownException}, say) and every other item fails with the thrown exception, its
+ * recorded success voided (a sink that commits a transaction can record per-row results and still fail them
+ * when the commit fails). A retry ({@link RetryPolicy}) hands the sink only the items without a recorded
+ * failure, in a fresh {@code Batch} whose indices run over those items. Recording is thread-safe; once
+ * {@link #completeRemaining} was called, recording anything else throws.
+ *
+ * <p>Reading ({@link #item}, {@link #items}) is valid while recording is: a {@code Batch} (or its items list)
+ * kept past {@code write} (for an async sink, past its stage) throws {@link IllegalStateException} when read
+ * once the batcher reuses its storage, and never shows another caller's item.
  *
  * @param <T> the item type
  * @param <R> the per-item result type
@@ -32,7 +39,10 @@ public interface Batch<T, R> {
    */
   T item(int index);
 
-  /** Returns the items as an unmodifiable, random-access view, valid during {@code write} only. */
+  /**
+   * Returns the items as an unmodifiable, random-access view, valid during {@code write} only: read later, it
+   * throws {@link IllegalStateException} rather than show another batch's items.
+   */
   List<T> items();
 
   /** Returns the total weight of the items as given by the batcher's {@link Weigher}, or 0 without one. */

@@ -151,13 +151,13 @@ class HostileScenarioTest {
   // ---------------------------------------------------------------------------------------------- D5
 
   /**
-   * A close that orphans a consumer (OWNED, not at a checkpoint within the 200 ms grace; here held in the
-   * Ticker read inside take()) reports abandoned=0 and completes pending flushes normally; the consumer later
-   * fails the item itself (CoalescingConsumer.run -> failHoldings) but that count reaches no counter.
+   * A Ticker that blocks inside take() used to hold the consumer in its own state, so the close orphaned it and
+   * reported abandoned=0. The ticker is user code and now runs where a close takes over: the report counts the
+   * item, and the flush fails with it (issue 19, defect 3).
    */
   @Test
   @Timeout(30)
-  void orphanedConsumer_abandonsLater_statsAndReportDoNotAddUp() throws Exception {
+  void tickerBlockedInTake_closeTakesOver_andCountsTheItem() throws Exception {
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     AtomicBoolean armed = new AtomicBoolean(true);
@@ -182,7 +182,8 @@ class HostileScenarioTest {
     Throwable cause = item.handle((r, t) -> t).get(10, TimeUnit.SECONDS);
     assertThat(cause).isInstanceOf(BatcherClosedException.class);
     assertThat(((BatcherClosedException) cause).isAbandoned()).isTrue();
-    assertThat(report.abandoned()).isZero(); // the orphaning close could not count them; nobody does later
+    assertThat(report.abandoned()).isEqualTo(1);
+    assertThat(report.stats().abandoned()).isEqualTo(1);
     assertStatsAddUp(batcher.stats());
     assertThat(flush).as("flush completed normally although its item was abandoned").isCompletedExceptionally();
   }

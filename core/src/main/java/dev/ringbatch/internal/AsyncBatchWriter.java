@@ -93,25 +93,30 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
       LockSupport.park(this); // a settling batch unparks the consumer
       Thread.interrupted(); // stray interrupts must not turn this wait into a spin; only close stops it
     }
+    if (!handOver.callOut()) {
+      throw ConsumerStop.YIELD;
+    }
+    // The ticker is user code: read while the batch is still FILLING, so a close that takes over meanwhile
+    // fails it as never written, and the CAS below stops this writer before the sink.
+    long startNanos = ticker.read();
+    Ticket<T, R> ticket = new Ticket<>(batch, lastSequence, startNanos);
+    synchronized (order) {
+      // One step for a close: the batch is either FILLING (failed with the holdings) or IN_SINK with its ticket
+      // registered (failed through the ticket); failInFlight takes this lock after the holdings' CAS.
+      if (!batch.state.compareAndSet(PendingBatch.FILLING, PendingBatch.IN_SINK)) {
+        throw ConsumerStop.TAKEN;
+      }
+      order.addLast(ticket);
+    }
+    inFlight.incrementAndGet();
+    batch.writeStarting(startNanos);
     PendingBatch<T, R> next = pool.poll();
     if (next == null) {
       next = new PendingBatch<>(initialCapacity, ringSize);
     }
-    if (!handOver.callOut()) {
-      pool.add(next);
-      throw ConsumerStop.YIELD;
-    }
-    inFlight.incrementAndGet();
-    batch.state.set(PendingBatch.IN_SINK);
-    Ticket<T, R> ticket = new Ticket<>(batch, lastSequence, ticker.read());
-    batch.writeStarting(ticket.startNanos);
-    synchronized (order) {
-      order.addLast(ticket); // from here on a close that takes over fails it through the ticket
-    }
-    BatchView<T, R> view = batch.open(name);
     CompletionStage<?> stage;
     try {
-      stage = sink.write(view);
+      stage = sink.write(batch.open(name)); // the first view of this batch: never null
       if (stage == null) {
         stage = CompletableFuture.failedFuture(
             new NullPointerException("the async sink returned null instead of a CompletionStage"));
@@ -232,7 +237,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
   }
 
   @Override
-  public long failInFlight(String closeDescription) {
+  public void failInFlight(String closeDescription, Abandonment into) {
     List<Ticket<T, R>> taken = new ArrayList<>();
     synchronized (order) {
       for (Ticket<T, R> ticket : order) {
@@ -241,15 +246,13 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
         }
       }
     }
-    long count = 0;
     BatcherClosedException cause = new BatcherClosedException(name, ringSize, true, true, closeDescription
         + " while the item's batch was in flight in the async sink; it may or may not have been written");
-    for (Ticket<T, R> ticket : taken) { // outside the lock: dependent actions run here
+    for (Ticket<T, R> ticket : taken) {
       PendingBatch<T, R> batch = ticket.batch;
       batch.seal();
-      count += completer.abandon(batch, cause, true);
+      completer.abandon(batch, cause, false, into);
     }
-    return count;
   }
 
   @Override

@@ -1,6 +1,8 @@
 package dev.ringbatch.internal;
 
+import dev.ringbatch.BatchWriteException;
 import java.lang.System.Logger.Level;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
@@ -25,7 +27,9 @@ final class BatchCompleter {
 
   /**
    * Finishes a batch the sink wrote ({@code failure} null) or failed whole. Items without a recorded outcome
-   * fail as a sink bug. The caller has won the settle CAS and sealed the batch; this clears it.
+   * fail as a sink bug; when the batch failed whole, an item keeps the failure the sink recorded for it (an
+   * {@code OutcomeUnknownException}, say) and the others fail with {@code failure}. The caller has won the
+   * settle CAS and sealed the batch; this clears it.
    */
   void complete(PendingBatch<?, ?> batch, @Nullable Throwable failure, long writeNanos) {
     int size = batch.size();
@@ -46,8 +50,8 @@ final class BatchCompleter {
         }
         continue;
       }
-      Throwable cause = failure != null ? failure
-          : state == PendingBatch.FAILED ? (Throwable) batch.outcome(i) : noOutcome(i, size);
+      Throwable cause = state == PendingBatch.FAILED ? (Throwable) batch.outcome(i)
+          : failure != null ? failure : noOutcome(i, size);
       if (future != null) {
         completeQuietly(future, null, cause);
       } else {
@@ -62,36 +66,40 @@ final class BatchCompleter {
   }
 
   /**
-   * Fails every item of a batch an abandoning close took; returns how many. The caller won the settle CAS.
-   * With {@code sinkMayRead}, the batch was inside the sink, which may still be running: its items stay in
-   * place (the batch is never reused after a take-over), so the sink does not see them vanish.
+   * Gathers every item of a batch an abandoning close took into {@code into}; the caller won the settle CAS.
+   * With {@code keepRecordedFailures} (the batch waited to retry after an attempt the sink ended), an item
+   * keeps a failure the sink recorded for it. The batch is never reused after a take-over and is not cleared:
+   * a sink still running sees its items stay in place, and the batch's state stays settled.
    */
-  int abandon(PendingBatch<?, ?> batch, Throwable cause, boolean sinkMayRead) {
+  void abandon(PendingBatch<?, ?> batch, Throwable cause, boolean keepRecordedFailures, Abandonment into) {
     int size = batch.size();
     for (int i = 0; i < size; i++) {
-      CompletableFuture<Object> future = batch.future(i);
-      if (future != null) {
-        completeQuietly(future, null, cause);
-      }
-    }
-    if (!sinkMayRead) {
-      batch.clear();
-    }
-    return size;
-  }
-
-  /** Fails one item an abandoning close found unread in the ring. */
-  void abandon(@Nullable CompletableFuture<Object> future, Throwable cause) {
-    if (future != null) {
-      completeQuietly(future, null, cause);
+      Throwable own = keepRecordedFailures && batch.outcomeState(i) == PendingBatch.FAILED
+          ? (Throwable) batch.outcome(i) : cause;
+      into.add(batch.future(i), own);
     }
   }
 
-  /** Counts items abandoned by a close and tells the recorders: once per close or take-over, not per item. */
-  void countAbandoned(long items) {
-    if (items > 0) {
-      counters.recordAbandoned(items);
-      recorders.recordAbandoned(items);
+  /**
+   * Counts what {@code abandonment} gathered: before anybody is told, so that the report and every caller's
+   * stats include it. No user code runs here.
+   */
+  void countAbandoned(Abandonment abandonment) {
+    if (abandonment.items() > 0) {
+      counters.recordAbandoned(abandonment.items());
+    }
+  }
+
+  /** Tells the recorders and then the callers of what {@code abandonment} gathered; counted before. */
+  void tellAbandoned(Abandonment abandonment) {
+    if (abandonment.items() > 0) {
+      recorders.recordAbandoned(abandonment.items());
+    }
+    for (int i = 0; i < abandonment.futures(); i++) {
+      completeQuietly(abandonment.future(i), null, abandonment.cause(i));
+    }
+    for (String note : abandonment.notes()) {
+      log(note, null);
     }
   }
 
@@ -114,11 +122,25 @@ final class BatchCompleter {
     try {
       if (cause == null) {
         future.complete(result);
+      } else if (cause instanceof CancellationException) {
+        // A sink that failed with a cancellation: the caller's future failed, it was not cancelled by anyone.
+        future.completeExceptionally(cancelledSink(cause));
       } else {
         future.completeExceptionally(cause);
       }
     } catch (Throwable t) {
       log("a dependent action of an item's future threw", t);
+    }
+  }
+
+  private Throwable cancelledSink(Throwable cause) {
+    try {
+      return new BatchWriteException(name, cause);
+    } catch (Throwable brokenToString) { // the message reads the cause's toString(), which is user code
+      BatchWriteException wrapped = new BatchWriteException(name, new IllegalStateException(
+          "the sink failed with a " + cause.getClass().getName() + " whose toString() threw"));
+      wrapped.addSuppressed(cause);
+      return wrapped;
     }
   }
 

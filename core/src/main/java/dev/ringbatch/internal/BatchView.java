@@ -9,11 +9,11 @@ import java.util.RandomAccess;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The {@link Batch} one sink call sees: a fresh, small view of a {@link PendingBatch} for each attempt. It
- * carries the generation it was opened with, so a sink that keeps it and records an outcome later (after its
- * write returned, its stage completed, or into a batch that now holds other callers' items) gets an
- * {@link IllegalStateException} instead of touching someone else's batch. Reads ({@link #item}, {@link #items})
- * are meant for the duration of the call; recording is thread-safe.
+ * The {@link Batch} one sink call sees: a fresh, small view of a {@link PendingBatch} for each attempt (a retry's
+ * view holds only the items without a recorded failure). It carries the generation it was opened with, and every
+ * read and every record is checked against it, so a sink that keeps the view (or its {@link #items()} list) and
+ * uses it later — after its write returned, after its stage completed, or once the storage holds other callers'
+ * items — gets an {@link IllegalStateException} instead of another caller's item. Recording is thread-safe.
  */
 final class BatchView<T, R> extends AbstractList<T> implements Batch<T, R>, RandomAccess {
   private final PendingBatch<T, R> storage;
@@ -22,12 +22,16 @@ final class BatchView<T, R> extends AbstractList<T> implements Batch<T, R>, Rand
   private final int size;
   private final long weight;
 
-  BatchView(PendingBatch<T, R> storage, int generation, String batcherName) {
+  BatchView(PendingBatch<T, R> storage, int generation, String batcherName, int size, long weight) {
     this.storage = storage;
     this.generation = generation;
     this.batcherName = batcherName;
-    this.size = storage.size();
-    this.weight = storage.weight();
+    this.size = size;
+    this.weight = weight;
+  }
+
+  int generation() {
+    return generation;
   }
 
   @Override
@@ -38,10 +42,7 @@ final class BatchView<T, R> extends AbstractList<T> implements Batch<T, R>, Rand
   @Override
   @SuppressWarnings("unchecked")
   public T item(int index) {
-    if (index < 0 || index >= size) {
-      throw new IndexOutOfBoundsException("index " + index + " is out of bounds for a batch of " + size);
-    }
-    return (T) storage.item(index);
+    return (T) storage.readItem(generation, checkIndex(index));
   }
 
   @Override
@@ -61,17 +62,25 @@ final class BatchView<T, R> extends AbstractList<T> implements Batch<T, R>, Rand
 
   @Override
   public void complete(int index, @Nullable R result) {
-    storage.record(generation, index, PendingBatch.SUCCEEDED, result);
+    storage.record(generation, checkIndex(index), PendingBatch.SUCCEEDED, result);
   }
 
   @Override
   public void fail(int index, Throwable cause) {
-    storage.record(generation, index, PendingBatch.FAILED, requireNonNull(cause, "cause"));
+    requireNonNull(cause, "cause");
+    storage.record(generation, checkIndex(index), PendingBatch.FAILED, cause);
   }
 
   @Override
   public void completeRemaining(@Nullable R result) {
     storage.recordRemaining(generation, result);
+  }
+
+  private int checkIndex(int index) {
+    if (index < 0 || index >= size) {
+      throw new IndexOutOfBoundsException("index " + index + " is out of bounds for a batch of " + size);
+    }
+    return index;
   }
 
   @Override

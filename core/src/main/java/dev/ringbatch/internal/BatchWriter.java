@@ -40,9 +40,8 @@ interface BatchWriter<T, R> {
   boolean completingOnThisThread();
 
   /**
-   * After a take-over, on the closing thread: fails every batch still in the sink, settling each once.
-   *
-   * @return how many items it failed
+   * After a take-over, on the closing thread: settles every batch still in the sink (or waiting to retry) as
+   * abandoned, each once, and gathers its items into {@code into}; nobody is told yet.
    */
-  long failInFlight(String closeDescription);
+  void failInFlight(String closeDescription, Abandonment into);
 }

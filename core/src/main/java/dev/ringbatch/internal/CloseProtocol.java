@@ -112,8 +112,9 @@ final class CloseProtocol {
     long deadline = timeoutNanos > Long.MAX_VALUE - start ? Long.MAX_VALUE : start + timeoutNanos;
     gate.beginClose();
     boolean drained = publishCloseMarker(deadline) && awaitConsumer(deadline) && consumer.drained();
-    long abandonedItems = 0;
+    Abandonment gathered = new Abandonment();
     Throwable failure = null;
+    String orphaned = null;
     if (drained) {
       consumer.awaitCompletions(deadline); // async sinks: callbacks still running on completing threads
     } else {
@@ -123,19 +124,22 @@ final class CloseProtocol {
       if (outcome == HandOver.STOPPED) {
         drained = awaitConsumer(System.nanoTime() + HAND_OVER_GRACE_NANOS) && consumer.drained();
       } else if (outcome == HandOver.TAKEN) {
-        abandonedItems = consumer.failHoldings(); // counted and recorded there
+        consumer.failHoldings(gathered); // settled and gathered; nobody is told before the report is out
+        consumer.countAbandoned(gathered);
+        drained = gathered.items() == 0; // nothing was left to abandon (an idle batcher closed with 0, say)
         if (consumerThread.isAlive() && !consumer.terminated().isDone()) {
           consumerThread.interrupt(); // a sink blocked in interruptible I/O may give up
         }
       } else {
-        SafeLog.log(LOG, Level.ERROR, "batcher '" + name + "': the consumer did not hand over within "
+        orphaned = "batcher '" + name + "': the consumer did not hand over within "
             + TimeUnit.NANOSECONDS.toMillis(HAND_OVER_GRACE_NANOS) + " ms of the timeout; it fails what it"
-            + " holds itself when it gets to run", null);
+            + " holds itself when it gets to run";
         failure = new BatcherClosedException(name, ringSize, true, description + " before the consumer handed"
             + " over; the items it holds fail when it does");
       }
     }
     gate.closed();
+    long abandonedItems = gathered.items();
     abandoned = abandonedItems;
     if (abandonedItems > 0) {
       failure = new BatcherClosedException(name, ringSize, true,
@@ -145,9 +149,16 @@ final class CloseProtocol {
     CloseReport done = new CloseReport(drained, abandonedItems, Duration.ofNanos(System.nanoTime() - start),
         stats.get());
     report = done;
+    // No user code ran on this thread before this point. From here it does (flush futures' and abandoned items'
+    // dependent actions, recorders, log handlers), and whatever it calls back finds the close finished: flush()
+    // completes at once, close() returns this report, stats() includes every abandoned item.
     flushWaiters.completeAll(failure);
+    consumer.tellAbandoned(gathered);
     if (reportsClose) {
       recorders.recordClosed(done);
+    }
+    if (orphaned != null) {
+      SafeLog.log(LOG, Level.ERROR, orphaned, null);
     }
     if (!drained) {
       SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "' closed without draining: " + done, null);

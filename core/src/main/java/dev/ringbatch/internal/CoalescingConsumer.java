@@ -92,24 +92,61 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   @Override
   public void run() {
-    waitStrategy.bindConsumer(Thread.currentThread());
+    waitStrategy.bindConsumer(Thread.currentThread(), this::readTicker, () -> warn("the consumer thread "
+        + Thread.currentThread().getName() + " was interrupted while idle; interrupt cleared (use close() to stop"
+        + " a batcher)"));
     try {
       consume();
     } catch (ConsumerStop stop) {
-      if (stop == ConsumerStop.YIELD && !handOver.yieldToClose()) {
-        failHoldings(); // the close could not wait for us: its holdings are ours to fail
+      if (stop == ConsumerStop.YIELD && !handOver.yieldToClose() && handOver.state() == HandOver.ORPHANED) {
+        failOwnHoldings(); // the close could not wait for us: its holdings are ours to fail
       }
     } catch (Throwable fatal) {
       // Nothing will write from now on: refuse new items and fail what is held, rather than let callers wait.
       gate.beginClose();
-      SafeLog.log(LOG, Level.ERROR, "the consumer of batcher '" + name + "' failed; failing what it holds"
-          + " and refusing new items until it is closed", fatal);
       closeDescription = "the consumer thread failed with " + SafeLog.describe(fatal) + ";";
-      if (handOver.state() == HandOver.OWNED || handOver.state() == HandOver.CALLING_OUT && handOver.back()) {
-        failHoldings(); // a close later takes over from the stopped consumer and fails any latecomer
+      boolean taken = handOver.state() == HandOver.CALLING_OUT && !handOver.back();
+      if (!taken && (handOver.orphan() || handOver.state() == HandOver.ORPHANED)) {
+        failOwnHoldings(); // ORPHANED: a close that comes later leaves them to us; the gate refuses the rest
       }
+      SafeLog.log(LOG, Level.ERROR, "the consumer of batcher '" + name + "' failed; its items failed and new"
+          + " items are refused until it is closed", fatal);
     } finally {
       terminated.complete(null);
+    }
+  }
+
+  /** The consumer fails its holdings itself: counted first, then told, as a close does. */
+  private void failOwnHoldings() {
+    Abandonment abandonment = new Abandonment();
+    failHoldings(abandonment);
+    completer.countAbandoned(abandonment);
+    completer.tellAbandoned(abandonment);
+  }
+
+  /**
+   * Reads the ticker, which is user code: as every call out, in the {@link HandOver#CALLING_OUT} state, so a
+   * close can take over from a ticker that blocks. The wait strategy reads the linger clock through this.
+   */
+  long readTicker() {
+    if (!handOver.callOut()) {
+      throw ConsumerStop.YIELD;
+    }
+    long now = ticker.read();
+    if (!handOver.back()) {
+      throw ConsumerStop.TAKEN;
+    }
+    return now;
+  }
+
+  /** Logs a warning, which runs a log handler (user code): as every call out, where a close can take over. */
+  private void warn(String message) {
+    if (!handOver.callOut()) {
+      throw ConsumerStop.YIELD;
+    }
+    SafeLog.log(LOG, Level.WARNING, message, null);
+    if (!handOver.back()) {
+      throw ConsumerStop.TAKEN;
     }
   }
 
@@ -174,21 +211,20 @@ final class CoalescingConsumer<T, R> implements Runnable {
    * being filled with it, and the loop goes on. Writers settle their batches themselves, whatever the sink does.
    */
   private void onBug(Throwable bug) {
-    SafeLog.log(LOG, Level.ERROR, "the consumer of batcher '" + name + "' failed outside the sink;"
-        + " failing the batch it was filling", bug);
     if (handOver.state() == HandOver.CALLING_OUT && !handOver.back()) {
       throw ConsumerStop.TAKEN;
     }
-    PendingBatch<T, R> own = batch;
-    if (own.isEmpty() || !own.state.compareAndSet(PendingBatch.FILLING, PendingBatch.SETTLING)) {
-      return;
-    }
     if (!handOver.callOut()) {
-      own.state.set(PendingBatch.FILLING); // the close fails it with the rest of the holdings
-      throw ConsumerStop.YIELD;
+      throw ConsumerStop.YIELD; // the close fails the batch with the rest of the holdings
     }
-    own.seal();
-    completer.complete(own, bug, 0);
+    // From here a close may take over (the log handler is user code): the batch's CAS decides who fails it.
+    SafeLog.log(LOG, Level.ERROR, "the consumer of batcher '" + name + "' failed outside the sink;"
+        + " failing the batch it was filling", bug);
+    PendingBatch<T, R> own = batch;
+    if (!own.isEmpty() && own.state.compareAndSet(PendingBatch.FILLING, PendingBatch.SETTLING)) {
+      own.seal();
+      completer.complete(own, bug, 0);
+    }
     if (!handOver.back()) {
       throw ConsumerStop.TAKEN;
     }
@@ -219,7 +255,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
           write(sequence - 1); // the item would push the batch past its byte limit: it waits in its slot
         }
         if (batch.isEmpty()) {
-          batchStart = l.linger().isZero() ? 0 : ticker.read();
+          batchStart = l.linger().isZero() ? 0 : readTicker(); // before the add: a close then finds it unread
         }
         batch.add(slot.item, slot.future, weight, sequence, slot.stamp); // added, then emptied: never in neither place
         slot.mark(SubmissionSlot.EMPTY);
@@ -273,7 +309,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         || flushWaiters.maxTarget() >= batch.firstSequence()) { // a flush waits for this batch
       return false;
     }
-    long elapsed = ticker.read() - batchStart;
+    long elapsed = readTicker() - batchStart;
     if (elapsed >= lingerNanos || elapsed < 0) { // negative: the clock went back, or changed origin (GuardedTicker)
       return false;
     }
@@ -336,49 +372,53 @@ final class CoalescingConsumer<T, R> implements Runnable {
   }
 
   /**
-   * Fails every item the consumer holds and will not touch again: the batch being filled (never written), the
-   * batches in the sink (outcome unknown, or not written if waiting to retry), and every unread slot. Called by
-   * the closing thread once the hand-over is {@code TAKEN}, or by the consumer itself when orphaned.
-   *
-   * @return how many items it failed
+   * Gathers every item the consumer holds and will not touch again into {@code into}, each settled once: the
+   * batch being filled (never written), the batches in the sink (outcome unknown, or not written if waiting to
+   * retry), and every unread slot. Nobody is told here: the caller counts them, and tells them once its report
+   * is out. Called by the closing thread once the hand-over is {@code TAKEN}, or by the consumer itself when
+   * orphaned.
    */
-  long failHoldings() {
+  void failHoldings(Abandonment into) {
     String description = closeDescription;
-    long count = 0;
     PendingBatch<T, R> own = batch;
     if (own.state.compareAndSet(PendingBatch.FILLING, PendingBatch.SETTLING)) {
-      own.seal();
-      count += completer.abandon(own, abandoned(description + " before the item was written; item abandoned"),
-          false);
+      own.seal(); // left SETTLING, never cleared: a consumer back from a ticker read finds it taken
+      completer.abandon(own, abandoned(description + " before the item was written; item abandoned"), false,
+          into);
     }
-    count += writer.failInFlight(description);
-    count += failUnread(abandoned(description + " before the item was written; item abandoned"));
-    completer.countAbandoned(count);
-    return count;
+    writer.failInFlight(description, into);
+    failUnread(abandoned(description + " before the item was written; item abandoned"), into);
+  }
+
+  /** Counts what {@link #failHoldings} gathered. Closing thread; no user code. */
+  void countAbandoned(Abandonment abandonment) {
+    completer.countAbandoned(abandonment);
+  }
+
+  /** Tells the recorders and the callers what {@link #failHoldings} gathered, once the close's report is out. */
+  void tellAbandoned(Abandonment abandonment) {
+    completer.tellAbandoned(abandonment);
   }
 
   private BatcherClosedException abandoned(String detail) {
     return new BatcherClosedException(name, ringSize, true, false, detail);
   }
 
-  /** Fails every item in slots the consumer has not taken. */
-  private long failUnread(BatcherClosedException cause) {
-    long count = 0;
+  /** Gathers every item in slots the consumer has not taken. */
+  private void failUnread(BatcherClosedException cause, Abandonment into) {
     long last = ring.getCursor();
     for (long sequence = consumed.get() + 1; sequence <= last; sequence++) {
       if (!awaitPublished(sequence)) {
-        SafeLog.log(LOG, Level.ERROR, "batcher '" + name + "': slot " + sequence
-            + " was claimed but not published in time; its item, if accepted, is not failed by this close", null);
+        into.note("slot " + sequence + " was claimed but not published in time; its item, if accepted, is not"
+            + " failed by this close");
         continue;
       }
       SubmissionSlot slot = ring.get(sequence);
       if (slot.kind == SubmissionSlot.ITEM) {
-        completer.abandon(slot.future, cause);
-        count++;
+        into.add(slot.future, cause);
       }
       slot.mark(SubmissionSlot.EMPTY);
     }
-    return count;
   }
 
   /** Waits for a producer between its claim and its publish: no user code runs there, so it is short. */

@@ -5,9 +5,9 @@ import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.SequenceBarrier;
 import com.lmax.disruptor.TimeoutException;
 import com.lmax.disruptor.WaitStrategy;
-import dev.ringbatch.Ticker;
 import dev.ringbatch.WaitMode;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,12 +29,17 @@ import org.jspecify.annotations.Nullable;
 final class ConsumerWaitStrategy implements WaitStrategy {
   static final long NO_DEADLINE = Long.MAX_VALUE;
 
-  private static final System.Logger LOG = System.getLogger(ConsumerWaitStrategy.class.getName());
   private static final int SPINS = 256;
   private static final int YIELDS = 8;
 
   private final WaitMode mode;
-  private final Ticker ticker;
+  /**
+   * The linger clock: the batcher's ticker, read by the consumer as user code (it may block, so a close must be
+   * able to take over meanwhile). Consumer thread only.
+   */
+  private LongSupplier clock = System::nanoTime;
+  /** Told of an interrupt cleared while parked; the consumer logs it as user code (a log handler). */
+  private Runnable strayInterrupt = () -> {};
 
   private volatile @Nullable Thread consumer;
   private volatile boolean parked;
@@ -48,13 +53,17 @@ final class ConsumerWaitStrategy implements WaitStrategy {
    */
   private long window;
 
-  ConsumerWaitStrategy(WaitMode mode, Ticker ticker) {
+  ConsumerWaitStrategy(WaitMode mode) {
     this.mode = mode;
-    this.ticker = ticker;
   }
 
-  /** Called once by the consumer thread before its first wait. */
-  void bindConsumer(Thread thread) {
+  /**
+   * Called once by the consumer thread before its first wait, with the clock the linger deadline is read on and
+   * what to do about an interrupt cleared while parked. Both may throw the consumer's stop out of the wait.
+   */
+  void bindConsumer(Thread thread, LongSupplier lingerClock, Runnable onStrayInterrupt) {
+    clock = lingerClock;
+    strayInterrupt = onStrayInterrupt;
     consumer = thread;
   }
 
@@ -125,7 +134,7 @@ final class ConsumerWaitStrategy implements WaitStrategy {
       if (until == NO_DEADLINE) {
         LockSupport.park(this);
       } else {
-        long remaining = until - ticker.read();
+        long remaining = until - clock.getAsLong();
         if (remaining > 0 && remaining <= window) {
           LockSupport.parkNanos(this, remaining);
         }
@@ -135,9 +144,8 @@ final class ConsumerWaitStrategy implements WaitStrategy {
     }
     if (Thread.interrupted()) {
       // park() returns at once while the flag is set: left set, the consumer would spin. Only close() stops
-      // the consumer (through the barrier's alert), so the interrupt is reported and cleared.
-      SafeLog.log(LOG, System.Logger.Level.WARNING, "the consumer thread " + Thread.currentThread().getName()
-          + " was interrupted while idle; interrupt cleared (use close() to stop a batcher)", null);
+      // the consumer (through the barrier's alert), so the interrupt is cleared, and reported by the consumer.
+      strayInterrupt.run();
     }
   }
 
@@ -148,7 +156,7 @@ final class ConsumerWaitStrategy implements WaitStrategy {
     }
     long until = deadline;
     if (until != NO_DEADLINE) {
-      long remaining = until - ticker.read();
+      long remaining = until - clock.getAsLong();
       if (remaining <= 0 || remaining > window) { // past, or not credible: set in another clock origin
         throw TimeoutException.INSTANCE;
       }

@@ -60,7 +60,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.weigher = weigher;
     this.recorders = new GuardedStatsRecorders(name);
     Ticker ticker = new GuardedTicker(name, config.ticker());
-    this.waitStrategy = new ConsumerWaitStrategy(config.waitMode(), ticker);
+    this.waitStrategy = new ConsumerWaitStrategy(config.waitMode());
     this.ring = RingBuffer.createMultiProducer(SubmissionSlot::new, ringSize, waitStrategy);
     Sequence consumed = new Sequence(-1);
     ring.addGatingSequences(consumed);
@@ -184,6 +184,9 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
       if (cause instanceof BatcherClosedException closed) {
         throw closed;
       }
+      if (cause instanceof BatchWriteException alreadyWrapped) {
+        throw alreadyWrapped; // a sink that failed with a cancellation: see BatchCompleter
+      }
       throw new BatchWriteException(name, cause);
     }
   }
@@ -228,11 +231,23 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public BatcherStats stats() {
+    // Outcomes first, as one consistent reading, then accepted: every item counted above was accepted before,
+    // so a snapshot never shows more outcomes than accepted items (see PublishGate#accepted).
+    long written;
+    long failed;
+    long abandoned;
+    long batches;
+    synchronized (counters) {
+      written = counters.written();
+      failed = counters.failed();
+      abandoned = counters.abandoned();
+      batches = counters.batches();
+    }
     long accepted = gate.accepted();
     return new BatcherStats(accepted, gate.rejected(RejectionReason.FULL), gate.rejected(RejectionReason.TIMEOUT),
         gate.rejected(RejectionReason.INTERRUPTED), gate.rejected(RejectionReason.CLOSED),
-        counters.written(), counters.failed(), counters.abandoned(), counters.batches(),
-        counters.lastBatchSize(), counters.largestBatchSize(), ringSize, ring.remainingCapacity());
+        written, failed, abandoned, batches, counters.lastBatchSize(), counters.largestBatchSize(), ringSize,
+        ring.remainingCapacity());
   }
 
   @Override
@@ -253,6 +268,11 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   }
 
   // ---------------------------------------------------------------- closing
+
+  /** Refuses new items from now on; the close that follows drains what was accepted. For a sharded close. */
+  void beginClose() {
+    gate.beginClose();
+  }
 
   @Override
   public boolean isClosed() {

@@ -1,5 +1,6 @@
 package dev.ringbatch.internal;
 
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -15,8 +16,17 @@ import org.jspecify.annotations.Nullable;
  * Items are added by the consumer thread only, while the batch is {@link #FILLING}. Outcomes are recorded by
  * the sink through a view, on any thread, only while that view's generation is current and recording is open;
  * both checks and the writes happen under this object's monitor, and so does {@link #seal()}, so no late or
- * stale call can reach another batch's outcomes. {@code state} decides, by CAS, the one party that settles a
- * batch: the consumer (or a completing thread) or an abandoning close.
+ * stale call can reach another batch's outcomes. Reads through a view are checked against the same generation
+ * after the read (as {@code StampedLock} validates an optimistic read), and {@link #clear()} moves the
+ * generation before the storage is reused, so a kept view never returns another caller's item. {@code state}
+ * decides, by CAS, the one party that settles a batch: the consumer (or a completing thread) or an abandoning
+ * close.
+ *
+ * <h2>Recorded outcomes are final</h2>
+ * A failure the sink recorded for an item (one by one, or {@code OutcomeUnknownException}) stays that item's
+ * outcome whatever happens next: a retry after the sink threw opens a view of the other items only, and a
+ * batch that fails whole fails only the items without a recorded failure with its exception. Recorded
+ * successes are voided by a throw (a sink may record per-row results and then fail to commit them).
  */
 final class PendingBatch<T, R> {
   /** Being filled by the consumer; an abandoning close that took over fails it as never written. */
@@ -30,6 +40,9 @@ final class PendingBatch<T, R> {
 
   /** What a stale or late view is told: its write returned, its stage completed, or a close abandoned it. */
   static final String NOT_WRITING = "the batch is no longer being written; record outcomes inside write()";
+  /** What a read through a stale view is told: the storage holds another attempt or another batch now. */
+  static final String NOT_READING = "the batch is no longer being written; read its items inside write()"
+      + " (for an async sink, before its stage completes)";
 
   static final byte NONE = 0;
   static final byte SUCCEEDED = 1;
@@ -50,12 +63,17 @@ final class PendingBatch<T, R> {
   private long oldestStamp;
   private long writeStart;
   private boolean writeStarted;
-  /** Guarded by {@code this}: the generation of the view that may record, and whether it may. */
-  private int generation;
+  /**
+   * The generation of the view that may read and record: written under {@code this} (open, clear), read
+   * without the lock after an optimistic item read. Recording also needs {@code recording}, guarded by {@code this}.
+   */
+  private volatile int generation;
   private boolean recording;
-  private final java.util.List<T> itemsList = new ItemsList();
-  /** Whether a view was opened since the last clear: a retry must forget the failed attempt's outcomes. */
+  /** Whether a view was opened since the last clear: a retry views only the items without a recorded failure. */
   private boolean opened;
+  /** The storage index of each item of the current view, or null when the view is the whole batch. */
+  private int @Nullable [] viewIndices;
+  private int viewSize;
   /** Outcomes recorded one by one, and how many of them failed; guarded by {@code this}. */
   private int recorded;
   private int failedRecorded;
@@ -168,57 +186,120 @@ final class PendingBatch<T, R> {
     return outcomes[index];
   }
 
-  /** The items as a read-only list, one instance reused for every batch: for sinks that never see a view. */
-  java.util.List<T> itemsList() {
-    return itemsList;
-  }
-
   /**
-   * Records every outcome at once for a sink without a view ({@link ListSink}): all succeeded with
-   * {@code null} when {@code results} is null, else item {@code i} with {@code results.get(i)}. Consumer thread;
-   * nobody else can record into a batch whose sink has no view.
+   * Records every outcome at once for a sink without a view of its own ({@link ListSink}): every item of
+   * {@code view} succeeded with {@code null} when {@code results} is null, else view item {@code i} with
+   * {@code results.get(i)}. Consumer thread, right after the sink returned: the sink never saw a way to record.
    */
-  void recordAll(java.util.@Nullable List<?> results) {
+  synchronized void recordAll(BatchView<T, R> view, java.util.@Nullable List<?> results) {
+    checkRecording(view.generation());
     if (results == null) {
       remainingSucceeded = true;
       remainingResult = null;
       return;
     }
-    for (int i = 0; i < size; i++) {
-      states[i] = SUCCEEDED;
-      outcomes[i] = results.get(i);
+    for (int i = 0; i < viewSize; i++) {
+      int index = storageIndex(i);
+      states[index] = SUCCEEDED;
+      outcomes[index] = results.get(i);
     }
-    recorded = size;
+    recorded += viewSize;
   }
 
   /**
    * Opens recording for a new attempt and returns the view the sink gets: earlier views, and any kept from
-   * earlier batches, fail loudly from now on. Forgets outcomes of an earlier attempt.
+   * earlier batches, fail loudly from now on. A retry's view holds only the items without a recorded failure;
+   * successes recorded by the failed attempt are forgotten (the throw voided them).
+   *
+   * @return the view, or null if every item already has a recorded failure: nothing is left to retry
    */
-  synchronized BatchView<T, R> open(String batcherName) {
+  synchronized @Nullable BatchView<T, R> open(String batcherName) {
     generation++;
-    recording = true;
     if (opened) {
-      forgetOutcomes();
+      keepRecordedFailuresOnly();
+      if (viewSize == 0) {
+        recording = false;
+        return null;
+      }
+    } else {
+      viewIndices = null;
+      viewSize = size;
     }
+    recording = true;
     opened = true;
-    return new BatchView<>(this, generation, batcherName);
+    return new BatchView<>(this, generation, batcherName, viewSize, weight);
+  }
+
+  /** Before a retry: forgets recorded successes, keeps recorded failures, and views the rest. */
+  private void keepRecordedFailuresOnly() {
+    int[] indices = new int[size]; // allocated only on a retry
+    int kept = 0;
+    int failures = 0;
+    for (int i = 0; i < size; i++) {
+      if (states[i] == FAILED) {
+        failures++;
+      } else {
+        states[i] = NONE;
+        outcomes[i] = null;
+        indices[kept++] = i;
+      }
+    }
+    recorded = failures;
+    failedRecorded = failures;
+    remainingSucceeded = false;
+    remainingResult = null;
+    viewIndices = failures == 0 ? null : indices;
+    viewSize = kept;
+  }
+
+  /** Whether some item has no recorded failure: only those may be handed to the sink again. */
+  synchronized boolean anyWithoutRecordedFailure() {
+    return failedRecorded < size;
+  }
+
+  /** The storage index of item {@code viewIndex} of the current view. */
+  int storageIndex(int viewIndex) {
+    int[] indices = viewIndices;
+    return indices == null ? viewIndex : indices[viewIndex];
+  }
+
+  /**
+   * The item at {@code viewIndex} of the view of {@code viewGeneration}, read without the lock and then
+   * validated: throws if the storage moved on to another attempt or another batch meanwhile.
+   */
+  Object readItem(int viewGeneration, int viewIndex) {
+    if (viewGeneration != generation) {
+      throw new IllegalStateException(NOT_READING);
+    }
+    Object item = items[storageIndex(viewIndex)];
+    VarHandle.loadLoadFence(); // the read above happens before the check below, as StampedLock.validate
+    if (viewGeneration != generation || item == null) {
+      throw new IllegalStateException(NOT_READING);
+    }
+    return item;
   }
 
   /** Closes recording: after this no view records anything. Called by the party that won the settle CAS. */
   synchronized void seal() {
     recording = false;
-    generation++;
   }
 
-  /** Records an outcome for the view of {@code viewGeneration}; throws if that view is stale or closed. */
-  synchronized void record(int viewGeneration, int index, byte outcomeState, @Nullable Object outcome) {
+  private void checkRecording(int viewGeneration) {
     if (viewGeneration != generation || !recording) {
       throw new IllegalStateException(NOT_WRITING);
     }
-    checkIndex(index);
+  }
+
+  /** Records an outcome for the view of {@code viewGeneration}; throws if that view is stale or closed. */
+  synchronized void record(int viewGeneration, int viewIndex, byte outcomeState, @Nullable Object outcome) {
+    checkRecording(viewGeneration);
+    if (remainingSucceeded) {
+      throw new IllegalStateException("completeRemaining was already called for this batch: every item"
+          + " without an outcome was recorded as written, item " + viewIndex + " included");
+    }
+    int index = storageIndex(viewIndex);
     if (states[index] != NONE) {
-      throw new IllegalStateException("item " + index + " of the batch already has an outcome");
+      throw new IllegalStateException("item " + viewIndex + " of the batch already has an outcome");
     }
     states[index] = outcomeState;
     outcomes[index] = outcome;
@@ -230,14 +311,18 @@ final class PendingBatch<T, R> {
 
   /** Records {@code result} for every item without an outcome, for the view of {@code viewGeneration}. */
   synchronized void recordRemaining(int viewGeneration, @Nullable Object result) {
-    if (viewGeneration != generation || !recording) {
-      throw new IllegalStateException(NOT_WRITING);
+    checkRecording(viewGeneration);
+    if (remainingSucceeded) {
+      throw new IllegalStateException("completeRemaining was already called for this batch");
     }
     remainingSucceeded = true; // O(1): a sink that writes whole batches records nothing per item
     remainingResult = result;
   }
 
-  /** How many items fail: those recorded as failed, plus those left without an outcome unless the rest succeeded. */
+  /**
+   * How many items fail after a write that returned: those recorded as failed, plus those left without an
+   * outcome unless the rest succeeded.
+   */
   int failedCount() {
     return failedRecorded + (remainingSucceeded ? 0 : size - recorded);
   }
@@ -264,15 +349,14 @@ final class PendingBatch<T, R> {
     remainingResult = null;
   }
 
-  int checkIndex(int index) {
-    if (index < 0 || index >= size) {
-      throw new IndexOutOfBoundsException("index " + index + " is out of bounds for a batch of " + size);
-    }
-    return index;
-  }
-
   /** Forgets everything; the batch is {@link #FILLING} and empty again. Called by the party that settled it. */
   void clear() {
+    synchronized (this) {
+      generation++; // before the items go: a kept view's next read fails instead of seeing another batch
+      recording = false;
+    }
+    viewIndices = null;
+    viewSize = 0;
     Arrays.fill(items, 0, size, null);
     Arrays.fill(futures, 0, size, null);
     forgetOutcomes();
@@ -289,19 +373,5 @@ final class PendingBatch<T, R> {
     }
     opened = false;
     state.set(FILLING); // last: a close that CASes FILLING afterwards sees an empty batch
-  }
-
-  /** The reused read-only list of {@link #itemsList()}. */
-  private final class ItemsList extends java.util.AbstractList<T> implements java.util.RandomAccess {
-    @Override
-    @SuppressWarnings("unchecked")
-    public T get(int index) {
-      return (T) items[checkIndex(index)];
-    }
-
-    @Override
-    public int size() {
-      return size;
-    }
   }
 }

@@ -39,6 +39,10 @@ final class PublishGate {
   /** Rounds of spinning and yielding before a waiter parks: room often comes back within microseconds. */
   private static final int SPIN_ROUNDS = 64;
   private static final int YIELD_ROUNDS = 16;
+  /** How often {@link #acceptedWhenSettled()} reads again while refused producers move the cursor. */
+  private static final int SETTLE_ATTEMPTS = 16;
+  /** How long it waits for a claimed slot to be published. */
+  private static final long PUBLISH_WAIT_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
 
   private final String name;
   private final RingBuffer<SubmissionSlot> ring;
@@ -112,8 +116,8 @@ final class PublishGate {
     SubmissionSlot slot = ring.get(sequence);
     if (state != OPEN) {
       slot.mark(SubmissionSlot.TOMBSTONE);
+      tombstones.increment(); // before the publish: see accepted()
       ring.publish(sequence);
-      tombstones.increment();
       return false;
     }
     slot.fill(item, future, weight, stamp);
@@ -275,8 +279,57 @@ final class PublishGate {
     ring.publish(sequence);
   }
 
-  /** Items accepted so far: claimed sequences less tombstones and the marker. Exact once producers are done. */
+  /**
+   * Items accepted so far: claimed sequences less tombstones and the marker, with no count on the hot path.
+   * Tombstones and the marker are read before the cursor: each was counted after its claim, so none belongs to
+   * a claim the cursor read leaves out, and the figure never falls short of the items whose outcome is known
+   * (read before this). It can run ahead only by claims not yet decided, which exist only while a close begins
+   * (a producer that claimed before the close and reads the state after it). Once the batcher is closed,
+   * {@link #acceptedWhenSettled()} gives the exact figure.
+   */
   long accepted() {
-    return ring.getCursor() + 1 - tombstones.sum() - closeMarkers;
+    if (state == CLOSED) {
+      return acceptedWhenSettled();
+    }
+    return estimate(closeMarkers, tombstones.sum(), ring.getCursor());
+  }
+
+  private static long estimate(int markers, long tombstoneCount, long cursor) {
+    return Math.max(0, cursor + 1 - tombstoneCount - markers);
+  }
+
+  /**
+   * The exact count once the batcher is closed: every claim up to a cursor reading is published (each tombstone
+   * is counted before its publish), and neither the tombstones nor the cursor moved while we looked. Producers
+   * still refused by the closed batcher can keep it moving; after a few tries the estimate is returned.
+   */
+  private long acceptedWhenSettled() {
+    for (int attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
+      int markers = closeMarkers;
+      long before = tombstones.sum();
+      long cursor = ring.getCursor();
+      if (!awaitPublished(cursor)) {
+        break;
+      }
+      if (tombstones.sum() == before && ring.getCursor() == cursor) {
+        return estimate(markers, before, cursor);
+      }
+    }
+    return estimate(closeMarkers, tombstones.sum(), ring.getCursor());
+  }
+
+  /** Waits briefly for producers between their claim and their publish (no user code runs there). */
+  private boolean awaitPublished(long cursor) {
+    long lowest = Math.max(0, cursor - ring.getBufferSize() + 1); // older claims were consumed, so published
+    long start = System.nanoTime();
+    for (long sequence = lowest; sequence <= cursor; sequence++) {
+      while (!ring.isAvailable(sequence)) {
+        if (System.nanoTime() - start > PUBLISH_WAIT_NANOS) {
+          return false;
+        }
+        Thread.onSpinWait();
+      }
+    }
+    return true;
   }
 }

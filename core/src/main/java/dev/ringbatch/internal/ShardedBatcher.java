@@ -50,6 +50,8 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
   private volatile @Nullable CloseReport closeReport;
   /** The threads closing the shards: a close called back on one of them must not wait for itself. */
   private volatile List<Thread> closers = List.of();
+  /** Set once every shard refuses new items: only then is the sharded batcher closed, as one batcher. */
+  private volatile boolean refusing;
 
   private ShardedBatcher(String name, BatcherConfig config, int count, @Nullable Function<? super T, ?> key,
       @Nullable Weigher<? super T> weigher, IntFunction<? extends BatchSink<T, R>> sinks) {
@@ -209,7 +211,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public boolean isClosed() {
-    return shards.get(0).isClosed();
+    return refusing;
   }
 
   @Override
@@ -233,6 +235,9 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
       return closers.contains(Thread.currentThread()) ? provisional(System.nanoTime())
           : awaitEarlier(earlier, timeout);
     }
+    // One close for all: every shard refuses new items before any shard starts to drain, and before isClosed().
+    shards.forEach(DisruptorBatcher::beginClose);
+    refusing = true;
     try {
       CloseReport report = closeShards(timeout);
       closeReport = report;
@@ -293,18 +298,28 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     return new CloseReport(drained, abandoned, Duration.ofNanos(System.nanoTime() - start), stats());
   }
 
+  /** As a single batcher: waits up to {@code timeout} for the first close's report, an interrupt included. */
   private CloseReport awaitEarlier(CompletableFuture<CloseReport> earlier, Duration timeout) {
     long start = System.nanoTime();
+    long deadline = start + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 2);
+    boolean interrupted = false;
     try {
-      return earlier.get(Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 2), TimeUnit.NANOSECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (TimeoutException stillClosing) {
-      // the first close is still under way: say so
-    } catch (ExecutionException failed) {
-      throw new IllegalStateException("the first close() of batcher '" + name + "' failed", failed.getCause());
+      while (true) {
+        try {
+          return earlier.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          interrupted = true; // noted and set again on return; the wait goes on
+        } catch (TimeoutException stillClosing) {
+          return provisional(start);
+        } catch (ExecutionException failed) {
+          throw new IllegalStateException("the first close() of batcher '" + name + "' failed", failed.getCause());
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
-    return provisional(start);
   }
 
   private CloseReport provisional(long start) {

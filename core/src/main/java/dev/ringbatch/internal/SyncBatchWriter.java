@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Writes each batch with one {@link BatchSink#write} call on the consumer thread, retrying a batch whose sink
- * threw as the {@link RetryPolicy} says, then completes it. The whole of it (sink, retry policy, recorders,
+ * threw as the {@link RetryPolicy} says (only the items without a recorded failure: a recorded outcome is final),
+ * then completes it. The whole of it (sink, retry policy, recorders,
  * futures' dependent actions) runs in the {@link HandOver#CALLING_OUT} state. The batch's settle state moves
  * {@code FILLING -> IN_SINK (-> BACKING_OFF -> IN_SINK)* -> SETTLING} by CAS, so that a close that takes over
  * meanwhile and this writer never both complete it.
@@ -58,57 +59,45 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     if (current != batch) {
       current = batch; // written once: see CoalescingConsumer.write on reference stores per batch
     }
-    if (!batch.state.compareAndSet(PendingBatch.FILLING, PendingBatch.IN_SINK)) {
-      throw new IllegalStateException("batch of batcher '" + name + "' was not filling: " + batch.state.get());
-    }
+    // User code before the sink (a log handler, the ticker) runs while the batch is still FILLING: a close that
+    // takes over meanwhile fails it as never written, and the CAS below then stops this writer before the sink.
     clearStrayInterrupt("before the sink call");
+    long start = ticker.read();
+    if (!batch.state.compareAndSet(PendingBatch.FILLING, PendingBatch.IN_SINK)) {
+      throw ConsumerStop.TAKEN;
+    }
+    batch.writeStarting(start);
     Throwable failure;
-    long writeNanos = 0;
-    long firstFailure = 0; // read only when a write fails: no clock read per batch on the normal path
+    long firstFailure = 0;
     for (int attempt = 1; ; attempt++) {
-      try {
-        long start = ticker.read();
-        if (attempt == 1) {
-          batch.writeStarting(start);
-        }
-        try {
-          if (listSink != null) {
-            batch.recordAll(listSink.writeItems(batch.itemsList())); // no view: nothing to open or leak
-          } else {
-            sink.write(batch.open(name));
-          }
-          failure = null;
-        } catch (Throwable t) {
-          failure = t;
-        }
-        writeNanos += ticker.read() - start;
-      } catch (Throwable ours) { // a throwing Ticker: nothing may leave the batch in the sink state
-        failure = ours;
-      }
+      failure = attempt(batch);
       if (failure == null) {
         break;
       }
-      if (attempt == 1) {
-        firstFailure = System.nanoTime();
-      }
-      long wait = retryWait(attempt + 1, failure, System.nanoTime() - firstFailure, batch.size());
-      if (wait < 0) {
-        break;
-      }
+      // The sink returned by throwing: from here a close that takes over fails the batch as not written, each
+      // item keeping a failure the sink recorded for it.
       batch.lastAttemptFailure = failure;
       if (!batch.state.compareAndSet(PendingBatch.IN_SINK, PendingBatch.BACKING_OFF)) {
         throw ConsumerStop.TAKEN;
       }
-      if (!backOff(wait)) {
-        throw ConsumerStop.TAKEN; // a close asks for the batch: it takes it over from this state
+      if (attempt == 1) {
+        firstFailure = System.nanoTime();
+      }
+      if (!batch.anyWithoutRecordedFailure()) {
+        break; // every item has a recorded failure, which is final: nothing is left to retry
+      }
+      long wait = retryWait(attempt + 1, failure, System.nanoTime() - firstFailure, batch.size());
+      if (wait < 0 || !backOff(wait)) {
+        break; // no retry, or a close asks for the batch (it fails it from BACKING_OFF, or we do below)
       }
       if (!batch.state.compareAndSet(PendingBatch.BACKING_OFF, PendingBatch.IN_SINK)) {
         throw ConsumerStop.TAKEN;
       }
     }
+    long writeNanos = ticker.read() - start; // every attempt and every backoff, as recordBatch promises
     int state = batch.state.get();
     if (state == PendingBatch.SETTLING || !batch.state.compareAndSet(state, PendingBatch.SETTLING)) {
-      throw ConsumerStop.TAKEN; // the close failed it as "outcome unknown"
+      throw ConsumerStop.TAKEN; // the close failed it
     }
     batch.seal();
     completer.complete(batch, failure, writeNanos);
@@ -117,6 +106,24 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
       throw ConsumerStop.TAKEN;
     }
     return batch;
+  }
+
+  /** One sink call; returns what it threw, or null. A retry hands the sink only the items without a recorded failure. */
+  private @Nullable Throwable attempt(PendingBatch<T, R> batch) {
+    try {
+      BatchView<T, R> view = batch.open(name);
+      if (view == null) {
+        return null; // unreachable: a retry is attempted only while some item has no recorded failure
+      }
+      if (listSink != null) {
+        batch.recordAll(view, listSink.writeItems(view)); // the list sink never sees a way to record
+      } else {
+        sink.write(view);
+      }
+      return null;
+    } catch (Throwable t) {
+      return t;
+    }
   }
 
   /**
@@ -199,15 +206,15 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   }
 
   @Override
-  public long failInFlight(String closeDescription) {
+  public void failInFlight(String closeDescription, Abandonment into) {
     PendingBatch<T, R> batch = current;
     if (batch == null) {
-      return 0;
+      return;
     }
     int state = batch.state.get();
     if ((state != PendingBatch.IN_SINK && state != PendingBatch.BACKING_OFF)
         || !batch.state.compareAndSet(state, PendingBatch.SETTLING)) {
-      return 0; // filling (failed with the holdings), or being completed by the consumer
+      return; // filling (failed with the holdings), or being completed by the consumer
     }
     batch.seal();
     BatcherClosedException cause = state == PendingBatch.IN_SINK
@@ -216,7 +223,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
         : new BatcherClosedException(name, ringSize, true, false, closeDescription
             + " while the item's batch waited to retry after it failed with "
             + SafeLog.describe(batch.lastAttemptFailure) + "; not written");
-    return completer.abandon(batch, cause, true);
+    completer.abandon(batch, cause, state == PendingBatch.BACKING_OFF, into);
   }
 
   @Override

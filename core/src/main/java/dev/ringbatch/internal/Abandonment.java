@@ -1,0 +1,53 @@
+package dev.ringbatch.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The items a close (or a consumer left to clean up after it) fails, gathered before any of them is told. The
+ * closing thread first counts them and publishes its report, and only then completes their futures, whose
+ * dependent actions are user code: one that calls {@code flush().join()}, {@code close()} or {@code stats()}
+ * finds the close finished and its item counted. Not thread-safe: one party gathers and finishes it.
+ */
+final class Abandonment {
+  private final List<CompletableFuture<Object>> futures = new ArrayList<>();
+  private final List<Throwable> causes = new ArrayList<>();
+  private long items;
+  private final List<String> notes = new ArrayList<>();
+
+  /** One item failed with {@code cause}; {@code future} is null for a fire-and-forget item. */
+  void add(@Nullable CompletableFuture<Object> future, Throwable cause) {
+    items++;
+    if (future != null) {
+      futures.add(future);
+      causes.add(cause);
+    }
+  }
+
+  /** A line to log once the futures are told (logging is user code too). */
+  void note(String message) {
+    notes.add(message);
+  }
+
+  long items() {
+    return items;
+  }
+
+  int futures() {
+    return futures.size();
+  }
+
+  CompletableFuture<Object> future(int index) {
+    return futures.get(index);
+  }
+
+  Throwable cause(int index) {
+    return causes.get(index);
+  }
+
+  List<String> notes() {
+    return notes;
+  }
+}
