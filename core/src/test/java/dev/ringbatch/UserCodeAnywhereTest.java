@@ -119,6 +119,28 @@ class UserCodeAnywhereTest {
     }
   }
 
+  @Test
+  @Timeout(30)
+  void flushFromADependentActionTheConsumerRuns_throwsInsteadOfWaitingForItself() throws Exception {
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    Batcher<Integer, Integer> batcher = Batcher.of("d1-self", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
+        .build(), batch -> batch.completeRemaining(1));
+    try (batcher) {
+      CompletableFuture<Integer> first = new CompletableFuture<>();
+      batcher.submit(1).whenComplete((r, t) -> {
+        try {
+          batcher.flush().get(5, TimeUnit.SECONDS); // on the consumer: it would wait for itself
+        } catch (Throwable e) {
+          thrown.set(e);
+        }
+        first.complete(r);
+      });
+      assertThat(first).succeedsWithin(Duration.ofSeconds(10));
+      assertThat(thrown.get()).isInstanceOf(IllegalStateException.class);
+      assertThat(batcher.submit(2)).as("the consumer goes on").succeedsWithin(Duration.ofSeconds(10));
+    }
+  }
+
   // ---- defect 2: async sink + a slow ticker: the item is accounted for, and the sink never sees it after close
 
   @Test

@@ -178,14 +178,14 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
   }
 
   @Override
-  public void finishIdle(long sequence) {
+  public boolean finishIdle(long sequence) {
     synchronized (order) {
       if (!order.isEmpty()) {
         idleFinish = sequence; // finished once the batches before it settle
-        return;
+        return false;
       }
     }
-    flushWaiters.advance(sequence);
+    return flushWaiters.finish(sequence);
   }
 
   /**

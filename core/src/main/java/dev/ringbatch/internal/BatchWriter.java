@@ -19,8 +19,12 @@ interface BatchWriter<T, R> {
    */
   PendingBatch<T, R> write(PendingBatch<T, R> batch, long lastSequence);
 
-  /** Every item up to {@code sequence} that is not in flight has its outcome: moves flush progress. */
-  void finishIdle(long sequence);
+  /**
+   * Every item up to {@code sequence} that is not in flight has its outcome: moves flush progress, completing
+   * nobody (that is user code). Returns whether flush waiters may now be due: the consumer then completes them
+   * through {@link FlushWaiters#completeFinished()} as a call out.
+   */
+  boolean finishIdle(long sequence);
 
   /**
    * At the close marker: waits until every batch handed to the sink has settled.

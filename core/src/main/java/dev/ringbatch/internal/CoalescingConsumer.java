@@ -271,7 +271,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
           if (!batch.isEmpty()) {
             write(sequence); // everything before the marker goes out
           }
-          writer.finishIdle(sequence);
+          finishIdle(sequence);
           return true;
         }
       }
@@ -287,9 +287,25 @@ final class CoalescingConsumer<T, R> implements Runnable {
    */
   private void writeIfDue(BatchLimits l) {
     if (batch.isEmpty()) {
-      writer.finishIdle(lastTaken);
+      finishIdle(lastTaken);
     } else if (!lingers(l) && writer.ready()) {
       write(lastTaken);
+    }
+  }
+
+  /**
+   * Moves flush progress over items that are not in flight; a flush it satisfies is completed as a call out,
+   * since its dependent actions are user code.
+   */
+  private void finishIdle(long sequence) {
+    if (writer.finishIdle(sequence)) {
+      if (!handOver.callOut()) {
+        throw ConsumerStop.YIELD;
+      }
+      flushWaiters.completeFinished();
+      if (!handOver.back()) {
+        throw ConsumerStop.TAKEN;
+      }
     }
   }
 

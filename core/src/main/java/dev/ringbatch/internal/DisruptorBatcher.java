@@ -206,6 +206,10 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public CompletableFuture<Void> flush() {
+    requireState(!consumers.contains(Thread.currentThread()) && !consumer.completingOnThisThread(),
+        "flush() must not be called on the consumer thread of batcher '%s', nor from a dependent action that"
+            + " completes one of its batches: the flush would wait for that very thread; flush from another thread",
+        name);
     CompletableFuture<Void> future = flushWaiters.await(ring.getCursor(), waitStrategy::wake);
     if (closing.report() != null) {
       flushWaiters.completeAll(closing.abandonment()); // the close ended before it could see this waiter

@@ -36,10 +36,23 @@ final class FlushWaiters {
 
   /** Records that every sequence up to {@code sequence} is finished, and completes the waiters it satisfies. */
   void advance(long sequence) {
-    long now = finished.accumulateAndGet(sequence, Math::max); // async batches settle on several threads
-    if (!waiters.isEmpty()) {
-      completeUpTo(now);
+    if (finish(sequence)) {
+      completeFinished();
     }
+  }
+
+  /**
+   * Records that every sequence up to {@code sequence} is finished, without completing anybody: completing a
+   * flush runs its dependent actions, user code. Returns whether waiters may need {@link #completeFinished()}.
+   */
+  boolean finish(long sequence) {
+    finished.accumulateAndGet(sequence, Math::max); // async batches settle on several threads
+    return !waiters.isEmpty();
+  }
+
+  /** Completes the waiters satisfied by the finished sequence. */
+  void completeFinished() {
+    completeUpTo(finished.get());
   }
 
   /**

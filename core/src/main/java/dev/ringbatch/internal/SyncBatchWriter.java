@@ -186,8 +186,8 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   }
 
   @Override
-  public void finishIdle(long sequence) {
-    flushWaiters.advance(sequence);
+  public boolean finishIdle(long sequence) {
+    return flushWaiters.finish(sequence);
   }
 
   @Override
