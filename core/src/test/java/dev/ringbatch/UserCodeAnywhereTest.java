@@ -123,11 +123,16 @@ class UserCodeAnywhereTest {
   @Timeout(30)
   void flushFromADependentActionTheConsumerRuns_throwsInsteadOfWaitingForItself() throws Exception {
     AtomicReference<Throwable> thrown = new AtomicReference<>();
+    CountDownLatch attached = new CountDownLatch(1); // so that the consumer, not this thread, runs the action
     Batcher<Integer, Integer> batcher = Batcher.of("d1-self", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
-        .build(), batch -> batch.completeRemaining(1));
+        .build(), batch -> {
+          await(attached);
+          batch.completeRemaining(1);
+        });
     try (batcher) {
       CompletableFuture<Integer> first = new CompletableFuture<>();
-      batcher.submit(1).whenComplete((r, t) -> {
+      CompletableFuture<Integer> item = batcher.submit(1);
+      item.whenComplete((r, t) -> {
         try {
           batcher.flush().get(5, TimeUnit.SECONDS); // on the consumer: it would wait for itself
         } catch (Throwable e) {
@@ -135,6 +140,7 @@ class UserCodeAnywhereTest {
         }
         first.complete(r);
       });
+      attached.countDown();
       assertThat(first).succeedsWithin(Duration.ofSeconds(10));
       assertThat(thrown.get()).isInstanceOf(IllegalStateException.class);
       assertThat(batcher.submit(2)).as("the consumer goes on").succeedsWithin(Duration.ofSeconds(10));

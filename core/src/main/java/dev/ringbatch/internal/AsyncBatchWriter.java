@@ -137,18 +137,16 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
 
   /** Completes a dispatched batch once; runs on whichever thread completed its stage. */
   private void settle(Ticket<T, R> ticket, @Nullable Throwable failure) {
-    if (!ticket.settled.compareAndSet(false, true)) {
+    PendingBatch<T, R> batch = ticket.batch;
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+        ? failure.getCause() : failure;
+    if (!completer.settle(ticket.settled, batch, cause)) {
       return; // a second firing, or the close failed it already
     }
     completing.incrementAndGet();
     int[] depth = completingHere.get();
     depth[0]++;
     try {
-      PendingBatch<T, R> batch = ticket.batch;
-      batch.state.set(PendingBatch.SETTLING);
-      batch.seal();
-      Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-          ? failure.getCause() : failure;
       long writeNanos = ticker.read() - ticket.startNanos;
       inFlight.decrementAndGet(); // before the futures: their dependent actions may need the slot
       wakeConsumer.run(); // it may wait for the slot, or for every batch to settle at the close marker

@@ -4,6 +4,7 @@ import dev.ringbatch.BatchWriteException;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,12 +30,11 @@ final class BatchCompleter {
    * Finishes a batch the sink wrote ({@code failure} null) or failed whole. Items without a recorded outcome
    * fail as a sink bug; when the batch failed whole, an item keeps the failure the sink recorded for it (an
    * {@code OutcomeUnknownException}, say) and the others fail with {@code failure}. The caller has won the
-   * settle CAS and sealed the batch; this clears it.
+   * settle ({@link #settle}), which counted it; this clears it.
    */
   void complete(PendingBatch<?, ?> batch, @Nullable Throwable failure, long writeNanos) {
     int size = batch.size();
     int failed = failure != null ? size : batch.failedCount();
-    counters.recordBatch(size, failed);
     if (batch.hasWaits()) {
       batch.reportWaits(recorders);
     }
@@ -63,6 +63,39 @@ final class BatchCompleter {
     if (lostFireAndForget > 0) { // their callers cannot be told: logged, once per batch
       log(lostFireAndForget + " fire-and-forget item(s) of a batch of " + size + " failed", lostCause);
     }
+  }
+
+  /**
+   * Wins the settle of {@code batch} from state {@code expected}, seals it and counts its outcome, as one step
+   * for {@code stats()} (which reads the counters under the same lock): a close that loses the batch to this
+   * call and then takes its report finds the batch counted. False if another party won. No user code runs here.
+   */
+  boolean settle(PendingBatch<?, ?> batch, int expected, @Nullable Throwable failure) {
+    synchronized (counters) {
+      if (!batch.state.compareAndSet(expected, PendingBatch.SETTLING)) {
+        return false;
+      }
+      count(batch, failure);
+      return true;
+    }
+  }
+
+  /** As {@link #settle}, for an async batch whose dispatch {@code ticket} decides who settles it. */
+  boolean settle(AtomicBoolean ticket, PendingBatch<?, ?> batch, @Nullable Throwable failure) {
+    synchronized (counters) {
+      if (!ticket.compareAndSet(false, true)) {
+        return false;
+      }
+      batch.state.set(PendingBatch.SETTLING);
+      count(batch, failure);
+      return true;
+    }
+  }
+
+  private void count(PendingBatch<?, ?> batch, @Nullable Throwable failure) {
+    batch.seal();
+    int size = batch.size();
+    counters.recordBatch(size, failure != null ? size : batch.failedCount());
   }
 
   /**

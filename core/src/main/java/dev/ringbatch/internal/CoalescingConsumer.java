@@ -221,8 +221,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     SafeLog.log(LOG, Level.ERROR, "the consumer of batcher '" + name + "' failed outside the sink;"
         + " failing the batch it was filling", bug);
     PendingBatch<T, R> own = batch;
-    if (!own.isEmpty() && own.state.compareAndSet(PendingBatch.FILLING, PendingBatch.SETTLING)) {
-      own.seal();
+    if (!own.isEmpty() && completer.settle(own, PendingBatch.FILLING, bug)) {
       completer.complete(own, bug, 0);
     }
     if (!handOver.back()) {

@@ -96,10 +96,9 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     }
     long writeNanos = ticker.read() - start; // every attempt and every backoff, as recordBatch promises
     int state = batch.state.get();
-    if (state == PendingBatch.SETTLING || !batch.state.compareAndSet(state, PendingBatch.SETTLING)) {
+    if (state == PendingBatch.SETTLING || !completer.settle(batch, state, failure)) {
       throw ConsumerStop.TAKEN; // the close failed it
     }
-    batch.seal();
     completer.complete(batch, failure, writeNanos);
     flushWaiters.advance(lastSequence);
     if (!handOver.back()) {
