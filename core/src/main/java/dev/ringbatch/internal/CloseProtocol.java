@@ -29,6 +29,8 @@ final class CloseProtocol {
   /** How long a close that timed out waits for a consumer in its own code to hand over. */
   private static final long HAND_OVER_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+  /** How long past its timeout a close waits for the user code that follows its report (callbacks, recorders). */
+  private static final long USER_CODE_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   /** How often a close waiting for the drain checks that the consumer thread is still alive. */
   private static final long THREAD_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
@@ -45,6 +47,8 @@ final class CloseProtocol {
   private final Supplier<BatcherStats> stats;
 
   private final AtomicReference<@Nullable CompletableFuture<CloseReport>> first = new AtomicReference<>();
+  /** Completed with the report as soon as it is out, before any user code runs. */
+  private final CompletableFuture<CloseReport> published = new CompletableFuture<>();
   private volatile @Nullable Thread closingThread;
   private volatile long startNanos;
   private volatile long abandoned;
@@ -72,6 +76,11 @@ final class CloseProtocol {
     return report;
   }
 
+  /** Completes with the close's report as soon as it is out, before the user code that follows it. */
+  CompletableFuture<CloseReport> published() {
+    return published;
+  }
+
   /** The failure flushes get after a close that abandoned items; null otherwise. */
   @Nullable Throwable abandonment() {
     return abandonment;
@@ -86,7 +95,7 @@ final class CloseProtocol {
         // the close waits for: waiting here would be waiting for ourselves.
         return provisional();
       }
-      return awaitEarlier(earlier, timeout);
+      return awaitEarlier(published, timeout);
     }
     startNanos = System.nanoTime();
     closingThread = Thread.currentThread();
@@ -96,6 +105,7 @@ final class CloseProtocol {
       mine.complete(done);
       return done;
     } catch (RuntimeException | Error e) {
+      published.completeExceptionally(e);
       mine.completeExceptionally(e);
       throw e;
     } finally {
@@ -149,21 +159,55 @@ final class CloseProtocol {
     CloseReport done = new CloseReport(drained, abandonedItems, Duration.ofNanos(System.nanoTime() - start),
         stats.get());
     report = done;
-    // No user code ran on this thread before this point. From here it does (flush futures' and abandoned items'
+    published.complete(done); // later and concurrent closes return it from now on
+    // No user code ran before this point. What follows is user code (flush futures' and abandoned items'
     // dependent actions, recorders, log handlers), and whatever it calls back finds the close finished: flush()
     // completes at once, close() returns this report, stats() includes every abandoned item.
-    flushWaiters.completeAll(failure);
-    consumer.tellAbandoned(gathered);
-    if (reportsClose) {
-      recorders.recordClosed(done);
-    }
-    if (orphaned != null) {
-      SafeLog.log(LOG, Level.ERROR, orphaned, null);
-    }
-    if (!drained) {
-      SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "' closed without draining: " + done, null);
-    }
+    Throwable flushFailure = failure;
+    String orphanNote = orphaned;
+    boolean wasDrained = drained;
+    runUserCode(() -> {
+      flushWaiters.completeAll(flushFailure);
+      consumer.tellAbandoned(gathered);
+      if (reportsClose) {
+        recorders.recordClosed(done);
+      }
+      if (orphanNote != null) {
+        SafeLog.log(LOG, Level.ERROR, orphanNote, null);
+      }
+      if (!wasDrained) {
+        SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "' closed without draining: " + done, null);
+      }
+    }, Math.max(deadline, System.nanoTime()) + USER_CODE_GRACE_NANOS);
     return done;
+  }
+
+  /**
+   * Runs the user code that follows the report on a thread of its own and waits for it until {@code until}: a
+   * dependent action or recorder that blocks cannot hold the close past its timeout and grace. Every future is
+   * completed by then unless such a callback still blocks; it completes when the callback returns.
+   */
+  private void runUserCode(Runnable userCode, long until) {
+    Thread teller;
+    try {
+      teller = new Thread(userCode, "ringbatch-" + name + "-close");
+      teller.setDaemon(true);
+      teller.start();
+    } catch (Throwable noThread) { // out of memory or threads: tell them here
+      userCode.run();
+      return;
+    }
+    while (teller.isAlive()) {
+      long remaining = until - System.nanoTime();
+      if (remaining <= 0) {
+        return; // a callback blocks: its future, and those after it, complete when it returns
+      }
+      try {
+        TimeUnit.NANOSECONDS.timedJoin(teller, remaining);
+      } catch (InterruptedException e) {
+        interrupted = true; // restored on return
+      }
+    }
   }
 
   /** Publishes the close marker, waiting (parked, woken as the consumer frees room) until {@code deadline}. */

@@ -273,6 +273,11 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   // ---------------------------------------------------------------- closing
 
+  /** Completes with this batcher's close report as soon as it is out, before the close runs any user code. */
+  CompletableFuture<CloseReport> closePublished() {
+    return closing.published();
+  }
+
   /** Refuses new items from now on; the close that follows drains what was accepted. For a sharded close. */
   void beginClose() {
     gate.beginClose();

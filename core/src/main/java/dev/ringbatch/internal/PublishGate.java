@@ -39,7 +39,7 @@ final class PublishGate {
   /** Rounds of spinning and yielding before a waiter parks: room often comes back within microseconds. */
   private static final int SPIN_ROUNDS = 64;
   private static final int YIELD_ROUNDS = 16;
-  /** How often {@link #acceptedWhenSettled()} reads again while refused producers move the cursor. */
+  /** How often {@link #accepted()} reads again while producers racing a close's start move the counts. */
   private static final int SETTLE_ATTEMPTS = 16;
   /** How long it waits for a claimed slot to be published. */
   private static final long PUBLISH_WAIT_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
@@ -83,6 +83,10 @@ final class PublishGate {
     // The ticker is user code: read before the claim, so a slow one never holds a claimed, unpublished slot
     // that every later item would wait behind. A wait for room therefore counts as waiting too.
     long stamp = stampItems ? stamp() : SubmissionSlot.NOT_STAMPED;
+    if (state != OPEN) { // refused before any claim: only producers racing the close's start leave tombstones
+      count(RejectionReason.CLOSED);
+      return REJECTED_CLOSED;
+    }
     long sequence = tryClaim();
     if (sequence < 0) {
       sequence = awaitSlot();
@@ -281,15 +285,25 @@ final class PublishGate {
 
   /**
    * Items accepted so far: claimed sequences less tombstones and the marker, with no count on the hot path.
-   * Tombstones and the marker are read before the cursor: each was counted after its claim, so none belongs to
-   * a claim the cursor read leaves out, and the figure never falls short of the items whose outcome is known
-   * (read before this). It can run ahead only by claims not yet decided, which exist only while a close begins
-   * (a producer that claimed before the close and reads the state after it). Once the batcher is closed,
-   * {@link #acceptedWhenSettled()} gives the exact figure.
+   * Tombstones and the marker are counted before their slot is published, and read before the cursor, so a
+   * reading never includes one whose claim the cursor reading leaves out. After the cursor reading, the claims up
+   * to it are let settle (published; no user code runs between a producer's claim and its publish), and the
+   * counts read again: unchanged, every tombstone up to the cursor was in the first reading, so the figure is
+   * exact, and it never goes down from one reading to the next. Producers that keep racing a close's start can
+   * keep the counts moving; after a few tries the estimate is returned, which can only run ahead by claims not
+   * yet decided. Either way it never falls short of the items whose outcome was counted before.
    */
   long accepted() {
-    if (state == CLOSED) {
-      return acceptedWhenSettled();
+    for (int attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
+      int markers = closeMarkers;
+      long before = tombstones.sum();
+      long cursor = ring.getCursor();
+      if (!awaitPublished(cursor)) {
+        break;
+      }
+      if (tombstones.sum() == before && closeMarkers == markers) {
+        return estimate(markers, before, cursor);
+      }
     }
     return estimate(closeMarkers, tombstones.sum(), ring.getCursor());
   }
@@ -298,29 +312,10 @@ final class PublishGate {
     return Math.max(0, cursor + 1 - tombstoneCount - markers);
   }
 
-  /**
-   * The exact count once the batcher is closed: every claim up to a cursor reading is published (each tombstone
-   * is counted before its publish), and neither the tombstones nor the cursor moved while we looked. Producers
-   * still refused by the closed batcher can keep it moving; after a few tries the estimate is returned.
-   */
-  private long acceptedWhenSettled() {
-    for (int attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
-      int markers = closeMarkers;
-      long before = tombstones.sum();
-      long cursor = ring.getCursor();
-      if (!awaitPublished(cursor)) {
-        break;
-      }
-      if (tombstones.sum() == before && ring.getCursor() == cursor) {
-        return estimate(markers, before, cursor);
-      }
-    }
-    return estimate(closeMarkers, tombstones.sum(), ring.getCursor());
-  }
-
   /** Waits briefly for producers between their claim and their publish (no user code runs there). */
   private boolean awaitPublished(long cursor) {
-    long lowest = Math.max(0, cursor - ring.getBufferSize() + 1); // older claims were consumed, so published
+    // Slots the consumer moved past were published, and so were claims older than one lap of the ring.
+    long lowest = Math.max(ring.getMinimumGatingSequence() + 1, cursor - ring.getBufferSize() + 1);
     long start = System.nanoTime();
     for (long sequence = lowest; sequence <= cursor; sequence++) {
       while (!ring.isAvailable(sequence)) {

@@ -68,7 +68,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
         }
         started.add(DisruptorBatcher.startShard(name + "-" + i, config, weigher, sink, consumers));
       }
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) { // a sink function or thread factory may throw anything, even a sneaky checked one
       started.forEach(shard -> shard.close(Duration.ZERO));
       throw e;
     }
@@ -229,15 +229,16 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     requireState(!consumers.contains(Thread.currentThread()),
         "close() must not be called on a consumer thread of batcher '%s' (for example from its sink):"
             + " it would wait for itself", name);
+    // One close for all: every shard refuses new items before any shard starts to drain, and before isClosed()
+    // turns true, whichever close call gets here first.
+    shards.forEach(DisruptorBatcher::beginClose);
+    refusing = true;
     CompletableFuture<CloseReport> mine = new CompletableFuture<>();
     CompletableFuture<CloseReport> earlier = closing.compareAndExchange(null, mine);
     if (earlier != null) {
       return closers.contains(Thread.currentThread()) ? provisional(System.nanoTime())
           : awaitEarlier(earlier, timeout);
     }
-    // One close for all: every shard refuses new items before any shard starts to drain, and before isClosed().
-    shards.forEach(DisruptorBatcher::beginClose);
-    refusing = true;
     try {
       CloseReport report = closeShards(timeout);
       closeReport = report;
@@ -255,14 +256,15 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     List<CompletableFuture<CloseReport>> reports = new ArrayList<>(shards.size());
     List<Thread> threads = new ArrayList<>(shards.size());
     for (DisruptorBatcher<T, R> shard : shards) {
-      CompletableFuture<CloseReport> report = new CompletableFuture<>();
+      // The shard's report, out before the user code its close runs afterwards: that code cannot hold this close.
+      CompletableFuture<CloseReport> report = shard.closePublished();
       Thread closer = new Thread(() -> {
         try {
-          report.complete(shard.close(timeout));
+          shard.close(timeout);
         } catch (Throwable t) {
-          report.completeExceptionally(t);
+          report.completeExceptionally(t); // no-op if the report was already out
         }
-      }, "ringbatch-" + shard.name() + "-close");
+      }, "ringbatch-" + shard.name() + "-closer");
       closer.setDaemon(true);
       threads.add(closer);
       reports.add(report);
