@@ -93,7 +93,12 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
       LockSupport.park(this); // a settling batch unparks the consumer
       Thread.interrupted(); // stray interrupts must not turn this wait into a spin; only close stops it
     }
+    PendingBatch<T, R> next = pool.poll(); // before the batch enters the sink: nothing may stand between the two
+    if (next == null) {
+      next = new PendingBatch<>(initialCapacity, ringSize);
+    }
     if (!handOver.callOut()) {
+      pool.add(next);
       throw ConsumerStop.YIELD;
     }
     // The ticker is user code: read while the batch is still FILLING, so a close that takes over meanwhile
@@ -110,13 +115,13 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     }
     inFlight.incrementAndGet();
     batch.writeStarting(startNanos);
-    PendingBatch<T, R> next = pool.poll();
-    if (next == null) {
-      next = new PendingBatch<>(initialCapacity, ringSize);
+    BatchView<T, R> view = batch.open(name);
+    if (view == null) {
+      throw ConsumerStop.TAKEN; // a close took the batch since the CAS: the sink must not see it
     }
     CompletionStage<?> stage;
     try {
-      stage = sink.write(batch.open(name)); // the first view of this batch: never null
+      stage = sink.write(view);
       if (stage == null) {
         stage = CompletableFuture.failedFuture(
             new NullPointerException("the async sink returned null instead of a CompletionStage"));
@@ -137,9 +142,14 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
 
   /** Completes a dispatched batch once; runs on whichever thread completed its stage. */
   private void settle(Ticket<T, R> ticket, @Nullable Throwable failure) {
+    if (ticket.settled.get()) {
+      return; // a second firing, or the close failed it already
+    }
     PendingBatch<T, R> batch = ticket.batch;
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-        ? failure.getCause() : failure;
+    // User code (the ticker, an exception's getCause) runs before the settle is won: if it blocks, the batch is
+    // still in flight, and a close takes it over instead of waiting for a batch that is settled but not told.
+    long writeNanos = ticker.read() - ticket.startNanos;
+    Throwable cause = unwrap(failure);
     if (!completer.settle(ticket.settled, batch, cause)) {
       return; // a second firing, or the close failed it already
     }
@@ -147,7 +157,6 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     int[] depth = completingHere.get();
     depth[0]++;
     try {
-      long writeNanos = ticker.read() - ticket.startNanos;
       inFlight.decrementAndGet(); // before the futures: their dependent actions may need the slot
       wakeConsumer.run(); // it may wait for the slot, or for every batch to settle at the close marker
       completer.complete(batch, cause, writeNanos);
@@ -156,6 +165,19 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     } finally {
       depth[0]--;
       completing.decrementAndGet();
+    }
+  }
+
+  /** The cause inside a stage's CompletionException; the exception itself if asking for it throws. */
+  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
+    if (!(failure instanceof CompletionException)) {
+      return failure;
+    }
+    try {
+      Throwable inner = failure.getCause();
+      return inner != null ? inner : failure;
+    } catch (Throwable brokenGetCause) {
+      return failure;
     }
   }
 

@@ -34,6 +34,11 @@ final class BatchView<T, R> extends AbstractList<T> implements Batch<T, R>, Rand
     return generation;
   }
 
+  /** The items as a read-only list that is not a {@link Batch}: for a list sink, which must not record. */
+  ItemsView<T> readOnlyItems() {
+    return new ItemsView<>(storage, generation, size);
+  }
+
   @Override
   public int size() {
     return size;

@@ -125,6 +125,7 @@ final class CloseProtocol {
     Abandonment gathered = new Abandonment();
     Throwable failure = null;
     String orphaned = null;
+    boolean interruptConsumer = false;
     if (drained) {
       consumer.awaitCompletions(deadline); // async sinks: callbacks still running on completing threads
     } else {
@@ -137,9 +138,7 @@ final class CloseProtocol {
         consumer.failHoldings(gathered); // settled and gathered; nobody is told before the report is out
         consumer.countAbandoned(gathered);
         drained = gathered.items() == 0; // nothing was left to abandon (an idle batcher closed with 0, say)
-        if (consumerThread.isAlive() && !consumer.terminated().isDone()) {
-          consumerThread.interrupt(); // a sink blocked in interruptible I/O may give up
-        }
+        interruptConsumer = consumerThread.isAlive() && !consumer.terminated().isDone();
       } else {
         orphaned = "batcher '" + name + "': the consumer did not hand over within "
             + TimeUnit.NANOSECONDS.toMillis(HAND_OVER_GRACE_NANOS) + " ms of the timeout; it fails what it"
@@ -166,7 +165,11 @@ final class CloseProtocol {
     Throwable flushFailure = failure;
     String orphanNote = orphaned;
     boolean wasDrained = drained;
+    boolean interrupt = interruptConsumer;
     runUserCode(() -> {
+      if (interrupt) {
+        interruptQuietly(); // a sink blocked in interruptible I/O may give up
+      }
       flushWaiters.completeAll(flushFailure);
       consumer.tellAbandoned(gathered);
       if (reportsClose) {
@@ -180,6 +183,15 @@ final class CloseProtocol {
       }
     }, Math.max(deadline, System.nanoTime()) + USER_CODE_GRACE_NANOS);
     return done;
+  }
+
+  /** A thread factory's thread may override interrupt(): user code, which must not stop the close. */
+  private void interruptQuietly() {
+    try {
+      consumerThread.interrupt();
+    } catch (Throwable t) {
+      SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': interrupting its consumer thread threw", t);
+    }
   }
 
   /**
@@ -258,7 +270,7 @@ final class CloseProtocol {
   private int takeOver(long deadline) {
     while (true) {
       int outcome = handOver.state();
-      if (outcome == HandOver.CALLING_OUT && handOver.tryTakeOver()) {
+      if ((outcome == HandOver.CALLING_OUT || outcome == HandOver.NOT_STARTED) && handOver.tryTakeOver()) {
         return HandOver.TAKEN;
       }
       if (outcome == HandOver.TAKEN || outcome == HandOver.STOPPED || outcome == HandOver.ORPHANED) {

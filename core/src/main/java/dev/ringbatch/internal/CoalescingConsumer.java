@@ -92,6 +92,10 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   @Override
   public void run() {
+    if (!handOver.start()) {
+      terminated.complete(null); // a close took the holdings before this thread began: nothing is ours
+      return;
+    }
     waitStrategy.bindConsumer(Thread.currentThread(), this::readTicker, () -> warn("the consumer thread "
         + Thread.currentThread().getName() + " was interrupted while idle; interrupt cleared (use close() to stop"
         + " a batcher)"));
@@ -104,7 +108,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     } catch (Throwable fatal) {
       // Nothing will write from now on: refuse new items and fail what is held, rather than let callers wait.
       gate.beginClose();
-      closeDescription = "the consumer thread failed with " + SafeLog.describe(fatal) + ";";
+      closeDescription = "the consumer thread failed with " + fatal.getClass().getName() + ";"; // no user toString
       boolean taken = handOver.state() == HandOver.CALLING_OUT && !handOver.back();
       if (!taken && (handOver.orphan() || handOver.state() == HandOver.ORPHANED)) {
         failOwnHoldings(); // ORPHANED: a close that comes later leaves them to us; the gate refuses the rest

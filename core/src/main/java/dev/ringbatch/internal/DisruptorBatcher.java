@@ -67,7 +67,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.consumers = consumers;
     this.gate = new PublishGate(name, ring, config.overflowPolicy(), config.submitTimeout(), consumers, recorders,
         ticker);
-    HandOver handOver = new HandOver();
+    HandOver handOver = HandOver.notStarted();
     BatchCompleter completer = new BatchCompleter(name, counters, recorders);
     BatchLimits limits = config.limits();
     BatchWriter<T, R> writer = asyncSink == null

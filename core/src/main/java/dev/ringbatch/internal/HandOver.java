@@ -9,6 +9,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <pre>
  *            callOut()                    tryTakeOver() by close
+ *   NOT_STARTED --start()--> OWNED; --tryTakeOver() by close (the consumer never ran)--> TAKEN
+ *
  *   OWNED  ----------->  CALLING_OUT  --------------------------->  TAKEN
  *     ^  <-----------                    (consumer stuck in user code)
  *     |      back()
@@ -31,12 +33,36 @@ final class HandOver {
   static final int TAKEN = 2;
   static final int ORPHANED = 3;
   static final int STOPPED = 4;
+  /** The consumer thread has not begun to run: a close takes its holdings (the unread slots) at once. */
+  static final int NOT_STARTED = 5;
 
-  private final AtomicInteger state = new AtomicInteger(OWNED);
+  private final AtomicInteger state;
   private volatile boolean abandonRequested;
+
+  /** A hand-over whose consumer runs from the start (tests drive it directly). */
+  HandOver() {
+    this(OWNED);
+  }
+
+  private HandOver(int initial) {
+    state = new AtomicInteger(initial);
+  }
+
+  /** A hand-over whose consumer thread must {@link #start()} before it owns anything. */
+  static HandOver notStarted() {
+    return new HandOver(NOT_STARTED);
+  }
 
   int state() {
     return state.get();
+  }
+
+  /**
+   * The consumer thread begins to run: false if a close already took its holdings (a thread factory's thread
+   * that ran the consumer late); it must then return at once, touching nothing.
+   */
+  boolean start() {
+    return state.compareAndSet(NOT_STARTED, OWNED) || state.get() == OWNED;
   }
 
   // ---- consumer thread
@@ -76,9 +102,9 @@ final class HandOver {
     abandonRequested = true;
   }
 
-  /** Takes the holdings from a consumer in user code; false if it is no longer there. */
+  /** Takes the holdings from a consumer in user code, or one that never began to run; false if neither. */
   boolean tryTakeOver() {
-    return state.compareAndSet(CALLING_OUT, TAKEN);
+    return state.compareAndSet(CALLING_OUT, TAKEN) || state.compareAndSet(NOT_STARTED, TAKEN);
   }
 
   /** Takes the holdings of a consumer that is provably not running (its thread ended, or never ran). */

@@ -8,11 +8,12 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The sinks {@link BatchSink#noResult} and {@link BatchSink#withResults} build: user code sees a list of
- * items, never a {@link Batch}, so it cannot record an outcome late or into another batch. That lets
- * {@link SyncBatchWriter} give it a reused, read-only list and record the outcomes itself, with no view and no
- * allocation per batch. Called through {@link #write(Batch)} (by an async path or a test double) it behaves
- * like any sink. Public only because {@link BatchSink} builds it; not API.
+ * The sinks {@link BatchSink#noResult} and {@link BatchSink#withResults} build: user code sees a read-only
+ * list of items ({@link ItemsView}, checked like a view), never a {@link Batch}, so it cannot record an outcome,
+ * late or at all: {@link SyncBatchWriter} records what it returns. Results that do not fit (null, or the wrong
+ * size) fail every item without a retry: the writer returned, so it may have written them. Called through
+ * {@link #write(Batch)} (by an async path or a test double) it behaves like any sink. Public only because
+ * {@link BatchSink} builds it; not API.
  */
 public final class ListSink<T, R> implements BatchSink<T, R> {
   private final BatchSink.@Nullable ItemsWriter<T> itemsWriter;
@@ -37,7 +38,12 @@ public final class ListSink<T, R> implements BatchSink<T, R> {
   @Override
   public void write(Batch<T, R> batch) throws Exception {
     List<R> results = writeItems(batch.items());
-    if (results == null) {
+    IllegalStateException misfit = misfit(results, batch.size());
+    if (misfit != null) {
+      for (int i = 0; i < batch.size(); i++) {
+        batch.fail(i, misfit);
+      }
+    } else if (results == null) {
       batch.completeRemaining(null);
     } else {
       for (int i = 0; i < results.size(); i++) {
@@ -46,24 +52,30 @@ public final class ListSink<T, R> implements BatchSink<T, R> {
     }
   }
 
-  /**
-   * Writes {@code items}; returns null when every item succeeded with {@code null}, else one result per item.
-   *
-   * @throws IllegalStateException if the writer returned null or a list of the wrong size
-   */
+  /** Writes {@code items}; returns what the writer returned: null for {@code noResult}, one result per item. */
   @Nullable List<R> writeItems(List<T> items) throws Exception {
     if (itemsWriter != null) {
       itemsWriter.write(items);
       return null;
     }
-    List<R> results = requireNonNull(resultsWriter).write(items);
+    return requireNonNull(resultsWriter).write(items);
+  }
+
+  /**
+   * The failure every item gets when a results writer returned null or a list of the wrong size, or null when
+   * the results fit. The writer returned normally, so it may have written them: they fail, and are not retried.
+   */
+  @Nullable IllegalStateException misfit(@Nullable List<R> results, int size) {
+    if (resultsWriter == null) {
+      return null;
+    }
     if (results == null) {
-      throw new IllegalStateException("sink returned null instead of a list of " + items.size() + " results");
+      return new IllegalStateException("sink returned null instead of a list of " + size + " results");
     }
-    if (results.size() != items.size()) {
-      throw new IllegalStateException("sink returned " + results.size() + " results for a batch of "
-          + items.size() + " items");
+    if (results.size() != size) {
+      return new IllegalStateException("sink returned " + results.size() + " results for a batch of " + size
+          + " items");
     }
-    return results;
+    return null;
   }
 }

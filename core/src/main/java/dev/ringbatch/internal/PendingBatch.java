@@ -188,11 +188,24 @@ final class PendingBatch<T, R> {
 
   /**
    * Records every outcome at once for a sink without a view of its own ({@link ListSink}): every item of
-   * {@code view} succeeded with {@code null} when {@code results} is null, else view item {@code i} with
-   * {@code results.get(i)}. Consumer thread, right after the sink returned: the sink never saw a way to record.
+   * {@code view} failed with {@code misfit} when the sink returned results that do not fit; else succeeded with
+   * {@code null} when {@code results} is null, else view item {@code i} with {@code results.get(i)}. Consumer thread, right after the sink returned: the sink never saw a way to record.
    */
-  synchronized void recordAll(BatchView<T, R> view, java.util.@Nullable List<?> results) {
+  synchronized void recordAll(BatchView<T, R> view, java.util.@Nullable List<?> results,
+      @Nullable Throwable misfit) {
     checkRecording(view.generation());
+    if (misfit != null) { // the sink returned, so it may have written them: a recorded failure, never retried
+      for (int i = 0; i < viewSize; i++) {
+        int index = storageIndex(i);
+        if (states[index] == NONE) {
+          states[index] = FAILED;
+          outcomes[index] = misfit;
+          recorded++;
+          failedRecorded++;
+        }
+      }
+      return;
+    }
     if (results == null) {
       remainingSucceeded = true;
       remainingResult = null;
@@ -211,9 +224,13 @@ final class PendingBatch<T, R> {
    * earlier batches, fail loudly from now on. A retry's view holds only the items without a recorded failure;
    * successes recorded by the failed attempt are forgotten (the throw voided them).
    *
-   * @return the view, or null if every item already has a recorded failure: nothing is left to retry
+   * @return the view, or null if the batch is not {@link #IN_SINK} (a close took it since its writer moved it
+   *     there: the sink must not see it) or no item is left to retry
    */
   synchronized @Nullable BatchView<T, R> open(String batcherName) {
+    if (state.get() != IN_SINK) {
+      return null;
+    }
     generation++;
     if (opened) {
       keepRecordedFailuresOnly();

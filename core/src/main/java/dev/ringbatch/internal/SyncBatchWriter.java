@@ -5,6 +5,7 @@ import dev.ringbatch.BatcherClosedException;
 import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.Ticker;
 import java.lang.System.Logger.Level;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
@@ -109,13 +110,16 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
 
   /** One sink call; returns what it threw, or null. A retry hands the sink only the items without a recorded failure. */
   private @Nullable Throwable attempt(PendingBatch<T, R> batch) {
+    BatchView<T, R> view = batch.open(name);
+    if (view == null) {
+      throw ConsumerStop.TAKEN; // a close took the batch since it entered IN_SINK: the sink must not see it
+    }
     try {
-      BatchView<T, R> view = batch.open(name);
-      if (view == null) {
-        return null; // unreachable: a retry is attempted only while some item has no recorded failure
-      }
       if (listSink != null) {
-        batch.recordAll(view, listSink.writeItems(view)); // the list sink never sees a way to record
+        // The list sink gets a read-only list, never a Batch: it cannot record, so its results are recorded here.
+        ItemsView<T> items = view.readOnlyItems();
+        List<R> results = listSink.writeItems(items);
+        batch.recordAll(view, results, listSink.misfit(results, items.size()));
       } else {
         sink.write(view);
       }
@@ -219,10 +223,22 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     BatcherClosedException cause = state == PendingBatch.IN_SINK
         ? new BatcherClosedException(name, ringSize, true, true, closeDescription
             + " while the item's batch was inside the sink; it may or may not have been written")
-        : new BatcherClosedException(name, ringSize, true, false, closeDescription
-            + " while the item's batch waited to retry after it failed with "
-            + SafeLog.describe(batch.lastAttemptFailure) + "; not written");
+        : notWritten(closeDescription, batch.lastAttemptFailure);
     completer.abandon(batch, cause, state == PendingBatch.BACKING_OFF, into);
+  }
+
+  /**
+   * The failure of items a close took while they waited to retry. Runs on the closing thread before its report:
+   * the last failure is named by its class and attached as the cause, never asked for its message (user code).
+   */
+  private BatcherClosedException notWritten(String closeDescription, @Nullable Throwable lastFailure) {
+    BatcherClosedException cause = new BatcherClosedException(name, ringSize, true, false, closeDescription
+        + " while the item's batch waited to retry after it failed with "
+        + (lastFailure == null ? "an unknown failure" : lastFailure.getClass().getName()) + "; not written");
+    if (lastFailure != null) {
+      cause.initCause(lastFailure);
+    }
+    return cause;
   }
 
   @Override

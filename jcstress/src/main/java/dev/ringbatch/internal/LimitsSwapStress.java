@@ -31,7 +31,7 @@ public class LimitsSwapStress {
   private final CoalescingConsumer<Object, Void> consumer;
 
   public LimitsSwapStress() {
-    ConsumerWaitStrategy wait = new ConsumerWaitStrategy(WaitMode.BLOCKING, Ticker.system());
+    ConsumerWaitStrategy wait = new ConsumerWaitStrategy(WaitMode.BLOCKING);
     RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, 2, wait);
     BatchSink<Object, Void> sink = BatchSink.noResult(items -> { });
     HandOver handOver = new HandOver();

@@ -25,10 +25,11 @@ public class SettleAbandonStress {
   private final ConsumerCounters counters = new ConsumerCounters();
   private final AsyncBatchWriter<Object, Object> writer;
   private final CompletableFuture<Object> item = new CompletableFuture<>();
+  private final BatchCompleter completer;
 
   public SettleAbandonStress() {
     HandOver handOver = new HandOver();
-    BatchCompleter completer = new BatchCompleter("stress", counters, new GuardedStatsRecorders("stress"));
+    completer = new BatchCompleter("stress", counters, new GuardedStatsRecorders("stress"));
     writer = new AsyncBatchWriter<>("stress", 4, batch -> stage.thenRun(() -> batch.completeRemaining("written")),
         1, 1, Ticker.system(), handOver, completer, new FlushWaiters(), () -> { });
     PendingBatch<Object, Object> batch = new PendingBatch<>(1, 4);
@@ -43,7 +44,11 @@ public class SettleAbandonStress {
 
   @Actor
   public void abandon(JJL_Result r) {
-    r.r2 = writer.failInFlight("close timed out");
+    Abandonment gathered = new Abandonment(); // as the close: settle and gather, then count, then tell
+    writer.failInFlight("close timed out", gathered);
+    counters.recordAbandoned(gathered.items());
+    completer.tellAbandoned(gathered);
+    r.r2 = gathered.items();
   }
 
   @Arbiter

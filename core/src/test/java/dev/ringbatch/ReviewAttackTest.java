@@ -1,0 +1,645 @@
+package dev.ringbatch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Hostile review of 0dfbcf0/db89d26 (issue 19): each test failed there, and its javadoc describes that defect;
+ * the assertions state the promise, which the code now keeps. Where the fix removed the mechanism itself (the
+ * gap, the cast, the hook on the closing thread), the test checks that it stays removed.
+ */
+class ReviewAttackTest {
+
+  /** Everything a test parks on; released after each test so no thread stays parked. */
+  private final List<Release> releases = new CopyOnWriteArrayList<>();
+  private final List<Batcher<?, ?>> batchers = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void releaseEverything() {
+    releases.forEach(Release::open);
+    for (Batcher<?, ?> b : batchers) {
+      try {
+        b.close(Duration.ofMillis(100));
+      } catch (RuntimeException ignored) {
+        // best effort
+      }
+    }
+  }
+
+  /** A gate that parks its callers, ignoring interrupts, until opened. */
+  private static final class Release {
+    private volatile boolean open;
+    private final List<Thread> waiting = new CopyOnWriteArrayList<>();
+
+    void await() {
+      Thread me = Thread.currentThread();
+      waiting.add(me);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      boolean interrupted = false;
+      while (!open && System.nanoTime() - deadline < 0) {
+        LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(50));
+        interrupted |= Thread.interrupted();
+      }
+      waiting.remove(me);
+      if (interrupted) {
+        me.interrupt();
+      }
+    }
+
+    void open() {
+      open = true;
+      waiting.forEach(LockSupport::unpark);
+    }
+  }
+
+  private Release release() {
+    Release r = new Release();
+    releases.add(r);
+    return r;
+  }
+
+  private <B extends Batcher<?, ?>> B track(B batcher) {
+    batchers.add(batcher);
+    return batcher;
+  }
+
+  private static void assertBalanced(CloseReport report) {
+    BatcherStats s = report.stats();
+    assertThat(report.written() + report.failed() + report.abandoned())
+        .as("report written + failed + abandoned == accepted; report=%s stats=%s", report, s)
+        .isEqualTo(s.accepted());
+  }
+
+  /** The future completes, either way, within {@code seconds} (AssertJ's failsWithin passes on a timeout). */
+  private static void assertCompletes(CompletableFuture<?> future, int seconds, String what) {
+    assertThat(future.handle((r, t) -> Boolean.TRUE)).as(what).succeedsWithin(Duration.ofSeconds(seconds));
+  }
+
+  private static Thread thread(String name) {
+    return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(name)).findFirst()
+        .orElseThrow();
+  }
+
+  // ------------------------------------------------------------------------------------------------ A
+
+  /**
+   * An async stage completed on another thread: AsyncBatchWriter.settle wins the ticket CAS and then reads the
+   * Ticker (user code) BEFORE the batch is counted. A close meanwhile sees every ticket settled, reports
+   * drained=true once awaitCompletions gives up at the deadline, and the report/stats leave the item out.
+   */
+  @Test
+  @Timeout(30)
+  void asyncSettle_tickerBlocksOnCompletingThread_closeReportUnbalanced_andFuturePendingAfterDrainedClose()
+      throws Exception {
+    CountDownLatch inTicker = new CountDownLatch(1);
+    Release tickerRelease = release();
+    AtomicBoolean armed = new AtomicBoolean(true);
+    Ticker ticker = () -> {
+      if (Thread.currentThread().getName().equals("review-completer") && armed.compareAndSet(true, false)) {
+        inTicker.countDown();
+        tickerRelease.await();
+      }
+      return System.nanoTime();
+    };
+    AtomicReference<CompletableFuture<Void>> stage = new AtomicReference<>();
+    CountDownLatch inSink = new CountDownLatch(1);
+    Batcher<Integer, Integer> batcher = track(Batcher.ofAsync("ra-a", BatcherConfig.builder().ringSize(8)
+        .maxBatchSize(8).ticker(ticker).build(), batch -> {
+          batch.completeRemaining(1);
+          CompletableFuture<Void> f = new CompletableFuture<>();
+          stage.set(f);
+          inSink.countDown();
+          return f;
+        }));
+    CompletableFuture<Integer> item = batcher.submit(1);
+    assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (stage.get().getNumberOfDependents() == 0 && System.nanoTime() - until < 0) {
+      Thread.onSpinWait(); // the consumer attaches its settle callback after write returns
+    }
+    Thread completer = new Thread(() -> stage.get().complete(null), "review-completer");
+    completer.setDaemon(true);
+    completer.start();
+    assertThat(inTicker.await(10, TimeUnit.SECONDS)).isTrue();
+
+    CloseReport report = batcher.close(Duration.ofMillis(300));
+    boolean doneAtClose = item.isDone();
+    tickerRelease.open();
+    // Fixed: the ticker is read before the settle is won, so the close takes the batch over while it blocks:
+    // the item is told "outcome unknown" before close returns, and the report counts it abandoned.
+    assertCompletes(item, 10, "item once its completing thread's ticker returned");
+    assertThat(doneAtClose).as("item future done when a close that reports drained=%s returned; report=%s",
+        report.drained(), report).isTrue();
+    assertBalanced(report);
+  }
+
+  // ------------------------------------------------------------------------------------------------ B
+
+  /**
+   * A list sink (BatchSink.withResults) now receives the BatchView itself as its items list, so it CAN record
+   * (the ListSink comment says it "never sees a way to record"). recordAll then overwrites the recorded item and
+   * adds viewSize to {@code recorded} again: failedCount() goes negative and written exceeds accepted.
+   */
+  @Test
+  @Timeout(30)
+  @SuppressWarnings("unchecked")
+  void resultsSink_recordsThroughItsItemsList_writtenExceedsAccepted() throws Exception {
+    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-b", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
+        .build(), BatchSink.<Integer, Integer>withResults(items -> {
+          ((Batch<Integer, Integer>) (Object) items).complete(0, 42); // the items list is a Batch
+          List<Integer> results = new ArrayList<>();
+          for (int i = 0; i < items.size(); i++) {
+            results.add(i);
+          }
+          return results;
+        })));
+    CompletableFuture<Integer> item = batcher.submit(1);
+    // Fixed: a list sink's items list is no Batch any more; the cast fails, and so does the item, once.
+    assertThat(item).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(java.util.concurrent.ExecutionException.class)
+        .withCauseInstanceOf(ClassCastException.class);
+    BatcherStats s = batcher.stats();
+    assertThat(s.written() + s.failed() + s.abandoned())
+        .as("outcomes never exceed accepted; stats=%s", s).isLessThanOrEqualTo(s.accepted());
+    assertThat(s.failed()).as("failed count; stats=%s", s).isGreaterThanOrEqualTo(0);
+  }
+
+  // ------------------------------------------------------------------------------------------------ C
+
+  /**
+   * Producers keep offering to a batcher that is closing/closed: PublishGate.acceptedWhenSettled gives up after
+   * 16 reads that see the cursor move and returns the estimate, which counts claims not yet turned into
+   * tombstones. The CloseReport is frozen with accepted > written + failed + abandoned.
+   */
+  @Test
+  @Timeout(180)
+  void producersHammeringAClosingBatcher_closeReportAcceptedRunsAhead() throws Exception {
+    for (int round = 0; round < 80; round++) {
+      Batcher<Integer, Void> batcher = track(Batcher.of("ra-c-" + round, BatcherConfig.builder()
+          .ringSize(1 << 18).maxBatchSize(4096).build(), BatchSink.<Integer>noResult(items -> { })));
+      AtomicBoolean stop = new AtomicBoolean();
+      List<Thread> producers = new ArrayList<>();
+      for (int p = 0; p < 2; p++) {
+        Thread t = new Thread(() -> {
+          while (!stop.get()) {
+            batcher.offer(1);
+          }
+        }, "ra-c-producer-" + p);
+        t.setDaemon(true);
+        producers.add(t);
+        t.start();
+      }
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (batcher.stats().accepted() < 20_000 && System.nanoTime() - until < 0) {
+        Thread.onSpinWait();
+      }
+      CloseReport report = batcher.close(Duration.ofSeconds(10));
+      stop.set(true);
+      for (Thread t : producers) {
+        t.join(10_000);
+      }
+      BatcherStats later = batcher.stats();
+      assertThat(report.drained()).isTrue();
+      assertThat(report.stats().accepted())
+          .as("round %s: report accepted vs written+failed+abandoned; report=%s, stats now=%s", round,
+              report.stats(), later)
+          .isEqualTo(report.written() + report.failed() + report.abandoned());
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------ D
+
+  /**
+   * A sharded close gives each shard timeout + 1 s; a shard whose closer thread is held by a dependent action
+   * of an item it abandoned has ALREADY counted and published its report, yet the sharded report adds only the
+   * shards that returned: report.abandoned() leaves those items out while stats().abandoned() has them.
+   */
+  @Test
+  @Timeout(30)
+  void sharded_shardCloserHeldByDependentAction_reportMissesItsAbandonedItems() throws Exception {
+    CountDownLatch inSink = new CountDownLatch(1);
+    Release sinkRelease = release();
+    Release actionRelease = release();
+    Batcher<Integer, Integer> batcher = track(Batcher.sharded("ra-d", BatcherConfig.builder().ringSize(8)
+        .maxBatchSize(1).build(), 2, item -> 0, shard -> batch -> {
+          inSink.countDown();
+          sinkRelease.await();
+          batch.completeRemaining(1);
+        }));
+    CompletableFuture<Integer> first = batcher.submit(1);
+    assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
+    CompletableFuture<Integer> queued = batcher.submit(2);
+    CountDownLatch inAction = new CountDownLatch(1);
+    first.whenComplete((r, t) -> {
+      inAction.countDown();
+      actionRelease.await(); // runs on the shard's closer thread, after its report is out
+    });
+    CloseReport report = batcher.close(Duration.ofMillis(200));
+    assertThat(inAction.await(10, TimeUnit.SECONDS)).isTrue();
+    actionRelease.open();
+    sinkRelease.open();
+    assertCompletes(queued, 10, "queued item");
+    assertThat(report.abandoned()).as("report.abandoned vs its own stats; report=%s stats=%s", report,
+        report.stats()).isEqualTo(report.stats().abandoned());
+    assertBalanced(report);
+  }
+
+  // ------------------------------------------------------------------------------------------------ E
+
+  /**
+   * finishIdle (the close marker, tombstones) advances flush progress in the OWNED state: a flush future's
+   * dependent action then runs where no close can take over. Blocking there orphans the consumer: the close
+   * reports drained=false and fails the other flush waiters although every item was written in time.
+   */
+  @Test
+  @Timeout(30)
+  void flushDependentActionAtTheCloseMarker_runsInOwned_otherFlushToldFailedAlthoughAllWritten() throws Exception {
+    CountDownLatch inSink = new CountDownLatch(1);
+    Release sinkRelease = release();
+    Release actionRelease = release();
+    AtomicInteger writes = new AtomicInteger();
+    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-e", BatcherConfig.builder().ringSize(8)
+        .maxBatchSize(8).build(), batch -> {
+          if (writes.incrementAndGet() == 1) {
+            inSink.countDown();
+            sinkRelease.await();
+          }
+          batch.completeRemaining(1);
+        }));
+    CompletableFuture<Integer> item = batcher.submit(1);
+    assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
+    CompletableFuture<CloseReport> closing = CompletableFuture.supplyAsync(() -> batcher.close(Duration.ofMillis(500)));
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (batcher.stats().remainingCapacity() != 7 && System.nanoTime() - until < 0) { // the close marker
+      Thread.onSpinWait();
+    }
+    assertThat(batcher.stats().remainingCapacity()).isEqualTo(7);
+    CompletableFuture<Void> blockingFlush = batcher.flush();
+    CountDownLatch inAction = new CountDownLatch(1);
+    AtomicReference<String> actionThread = new AtomicReference<>();
+    blockingFlush.thenRun(() -> {
+      actionThread.set(Thread.currentThread().getName());
+      inAction.countDown();
+      actionRelease.await();
+    });
+    CompletableFuture<Void> otherFlush = batcher.flush();
+    sinkRelease.open();
+    assertThat(item).succeedsWithin(Duration.ofSeconds(5)); // written well before the close's timeout
+    assertThat(inAction.await(10, TimeUnit.SECONDS)).isTrue();
+    CloseReport report = closing.get(10, TimeUnit.SECONDS);
+    actionRelease.open();
+    Throwable otherOutcome = otherFlush.handle((r, t) -> t).get(10, TimeUnit.SECONDS);
+    assertThat(otherOutcome).as("a flush whose items were all written; the blocking action ran on %s; report=%s",
+        actionThread.get(), report).isNull();
+    assertThat(report.drained()).as("every item was written before the timeout; report=%s", report).isTrue();
+  }
+
+  // ------------------------------------------------------------------------------------------------ G
+
+  /**
+   * A withResults writer that wrote its items and returned (not threw) a list of the wrong size: the batcher
+   * turns that into an IllegalStateException and the RetryPolicy (default retryOn: any Exception) hands the
+   * written items to the writer again. RetryPolicy promises a retry "only because the sink threw".
+   */
+  @Test
+  @Timeout(30)
+  void resultsSinkReturningWrongSizeList_itemsItWroteAreHandedToItAgain() throws Exception {
+    List<Integer> seen = Collections.synchronizedList(new ArrayList<>());
+    AtomicInteger calls = new AtomicInteger();
+    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-g", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
+        .retryPolicy(RetryPolicy.builder().maxAttempts(3).initialBackoff(Duration.ofMillis(1)).build()).build(),
+        BatchSink.<Integer, Integer>withResults(items -> {
+          seen.addAll(items); // written
+          if (calls.incrementAndGet() == 1) {
+            return List.of(); // a result list of the wrong size, returned normally
+          }
+          List<Integer> results = new ArrayList<>();
+          for (int i = 0; i < items.size(); i++) {
+            results.add(7);
+          }
+          return results;
+        })));
+    CompletableFuture<Integer> item = batcher.submit(5);
+    item.handle((r, t) -> null).get(10, TimeUnit.SECONDS);
+    assertThat(seen).as("items handed to the writer; outcome=%s", item).containsExactly(5);
+  }
+
+  // ------------------------------------------------------------------------------------------------ F
+
+  private static boolean inFrame(Thread thread, String simpleClass, String method) {
+    for (StackTraceElement e : thread.getStackTrace()) {
+      if (e.getClassName().endsWith("." + simpleClass) && e.getMethodName().equals(method)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * AsyncBatchWriter.write CASes the batch FILLING -> IN_SINK and registers its ticket, and only then takes a
+   * storage from the pool (allocating one when the pool is empty) before it calls the sink, all in CALLING_OUT.
+   * A close that takes over in that gap fails the batch "outcome unknown" and returns; the consumer then calls
+   * the sink anyway, after close() returned (and re-opens recording on the sealed batch).
+   */
+  @Test
+  @Timeout(120)
+  void asyncGapBetweenInSinkCasAndTheSinkCall_sinkCalledAfterCloseReturned() throws Exception {
+    int hits = 0;
+    List<String> afterClose = new CopyOnWriteArrayList<>();
+    for (int warm = 0; warm < 20; warm++) { // the close path loaded and compiled: it must not be the slow part
+      Batcher<Integer, Integer> w = Batcher.ofAsync("ra-f-warm-" + warm, BatcherConfig.builder().ringSize(8)
+          .maxBatchSize(8).build(), batch -> new CompletableFuture<Void>());
+      w.submit(1);
+      w.close(Duration.ZERO);
+    }
+    for (int round = 0; round < 3 && afterClose.isEmpty(); round++) {
+      String name = "ra-f-" + round;
+      CountDownLatch inTicker = new CountDownLatch(1);
+      Release tickerRelease = release();
+      AtomicBoolean armed = new AtomicBoolean(true);
+      Ticker ticker = () -> {
+        if (Thread.currentThread().getName().equals("ringbatch-" + name) && armed.compareAndSet(true, false)) {
+          inTicker.countDown();
+          tickerRelease.await();
+        }
+        return System.nanoTime();
+      };
+      AtomicBoolean closeReturned = new AtomicBoolean();
+      AtomicBoolean sinkEntered = new AtomicBoolean();
+      int big = 1 << 21; // the pool's first storage: four arrays of a million entries, zeroed
+      Batcher<Integer, Integer> batcher = Batcher.ofAsync(name, BatcherConfig.builder().ringSize(big)
+          .maxBatchSize(big).maxInFlightBatches(1).ticker(ticker).build(), batch -> {
+            sinkEntered.set(true);
+            if (closeReturned.get()) {
+              afterClose.add(name + ": sink got " + batch.size() + " item(s) after close() returned");
+            }
+            batch.completeRemaining(1);
+            return CompletableFuture.completedFuture(null);
+          });
+      CompletableFuture<Integer> item = batcher.submit(1);
+      assertThat(inTicker.await(10, TimeUnit.SECONDS)).isTrue();
+      Thread consumer = thread("ringbatch-" + name);
+      tickerRelease.open();
+      boolean inGap = false;
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (!sinkEntered.get() && System.nanoTime() - until < 0) {
+        if (inFrame(consumer, "PendingBatch", "<init>")) {
+          inGap = true;
+          break;
+        }
+      }
+      CloseReport report = batcher.close(Duration.ZERO);
+      closeReturned.set(true);
+      consumer.join(10_000);
+      if (inGap) {
+        hits++;
+        assertThat(item).isDone();
+      }
+      assertThat(afterClose).as("round %s, inGap=%s, report=%s, item=%s", round, inGap, report, item).isEmpty();
+    }
+    // Fixed: the storage is taken before the batch enters the sink, so no round can land in that gap any more;
+    // in every round the sink is never called after close() returned.
+    assertThat(hits).as("rounds in which the close landed in the gap").isZero();
+  }
+
+  // ------------------------------------------------------------------------------------------------ H
+
+  /** A failure whose getCause() (user code, as its toString) throws. */
+  static final class BrokenCompletion extends java.util.concurrent.CompletionException {
+    private static final long serialVersionUID = 1L;
+
+    BrokenCompletion() {
+      super("broken");
+    }
+
+    @Override
+    public synchronized Throwable getCause() {
+      throw new IllegalStateException("getCause() is user code too");
+    }
+  }
+
+  /**
+   * AsyncBatchWriter.settle wins the ticket CAS and then calls failure.getCause() unguarded: if it throws, the
+   * settle stops with the ticket settled, inFlight never given back and the futures never completed. A close
+   * later skips the settled ticket: the item's future is never completed at all, and the report leaves it out.
+   */
+  @Test
+  @Timeout(30)
+  void asyncStageFailedWithThrowingGetCause_itemNeverCompleted_evenByClose() throws Exception {
+    Batcher<Integer, Integer> batcher = track(Batcher.ofAsync("ra-h", BatcherConfig.builder().ringSize(8)
+        .maxBatchSize(1).maxInFlightBatches(1).build(),
+        batch -> CompletableFuture.failedFuture(new BrokenCompletion())));
+    CompletableFuture<Integer> first = batcher.submit(1);
+    CompletableFuture<Integer> second = batcher.submit(2);
+    CloseReport report = batcher.close(Duration.ofMillis(300));
+    assertThat(second).as("queued behind it").isDone();
+    assertThat(first).as("the item whose stage failed, after close returned; report=%s stats=%s", report,
+        report.stats()).isDone();
+  }
+
+  // ------------------------------------------------------------------------------------------------ I
+
+  /**
+   * CloseProtocol promises that no user code runs on the closing thread before the report is out. But
+   * SyncBatchWriter.failInFlight, on the closing thread, builds the message of a batch taken while it waited to
+   * retry with SafeLog.describe(lastAttemptFailure): the sink's exception's toString(). Calling back there
+   * (flush().get) finds the close NOT finished, and the close overruns its timeout for as long as it blocks.
+   */
+  @Test
+  @Timeout(30)
+  void sinkExceptionToStringOnTheClosingThread_runsBeforeTheReport_flushThereDoesNotComplete() throws Exception {
+    AtomicReference<Thread> closer = new AtomicReference<>();
+    AtomicReference<Batcher<Integer, Integer>> self = new AtomicReference<>();
+    AtomicReference<Object> flushSeen = new AtomicReference<>();
+    CountDownLatch inToString = new CountDownLatch(1);
+    class Nasty extends RuntimeException {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      public String toString() {
+        if (Thread.currentThread() == closer.get()) {
+          inToString.countDown();
+          try {
+            self.get().flush().get(2, TimeUnit.SECONDS);
+            flushSeen.set("completed");
+          } catch (Exception e) {
+            flushSeen.set(e);
+          }
+        }
+        return "Nasty";
+      }
+    }
+    CountDownLatch inRetryOn = new CountDownLatch(1);
+    Release retryRelease = release();
+    AtomicBoolean first = new AtomicBoolean(true);
+    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-i", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
+        .retryPolicy(RetryPolicy.builder().maxAttempts(3).initialBackoff(Duration.ofMillis(10)).retryOn(e -> {
+          if (first.compareAndSet(true, false)) {
+            inRetryOn.countDown();
+            retryRelease.await(); // BACKING_OFF, in user code: the close takes over from here
+          }
+          return true;
+        }).build()).build(), batch -> {
+          throw new Nasty();
+        }));
+    self.set(batcher);
+    CompletableFuture<Integer> item = batcher.submit(1);
+    assertThat(inRetryOn.await(10, TimeUnit.SECONDS)).isTrue();
+    CompletableFuture<CloseReport> closed = new CompletableFuture<>();
+    Thread t = new Thread(() -> closed.complete(batcher.close(Duration.ofMillis(100))), "review-closer");
+    t.setDaemon(true);
+    closer.set(t);
+    long start = System.nanoTime();
+    t.start();
+    CloseReport report = closed.get(20, TimeUnit.SECONDS);
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    retryRelease.open();
+    assertThat(item).isDone();
+    // Fixed: the closing thread no longer asks the sink's exception for its toString() before the report.
+    assertThat(inToString.getCount()).as("toString() ran on the closing thread; report=%s", report).isOne();
+    assertThat(tookMs).as("close(100 ms) took").isLessThan(1_100);
+  }
+
+  // ------------------------------------------------------------------------------------------------ J
+
+  /**
+   * Same promise, another hook: after a take-over the closing thread calls consumerThread.interrupt() BEFORE the
+   * report; a ThreadFactory's Thread subclass (or a custom InterruptibleChannel the sink is blocked in) runs
+   * user code there.
+   */
+  @Test
+  @Timeout(30)
+  void threadFactorysThreadInterruptRunsOnTheClosingThreadBeforeTheReport() throws Exception {
+    AtomicReference<Thread> closer = new AtomicReference<>();
+    AtomicReference<Batcher<Integer, Integer>> self = new AtomicReference<>();
+    AtomicReference<Object> flushSeen = new AtomicReference<>();
+    CountDownLatch inSink = new CountDownLatch(1);
+    Release sinkRelease = release();
+    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-j", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
+        .threadFactory(r -> {
+          Thread th = new Thread(r, "ra-j-consumer") {
+            @Override
+            public void interrupt() {
+              if (Thread.currentThread() != this && flushSeen.get() == null) { // the close's interrupt, wherever
+                try {
+                  self.get().flush().get(2, TimeUnit.SECONDS);
+                  flushSeen.set("completed");
+                } catch (java.util.concurrent.ExecutionException abandonedByTheClose) {
+                  flushSeen.set("completed"); // completed: failed, as documented, since the close abandoned items
+                } catch (Exception e) {
+                  flushSeen.set(e);
+                }
+              }
+              super.interrupt();
+            }
+          };
+          th.setDaemon(true);
+          return th;
+        }).build(), batch -> {
+          inSink.countDown();
+          sinkRelease.await();
+          batch.completeRemaining(1);
+        }));
+    self.set(batcher);
+    CompletableFuture<Integer> item = batcher.submit(1);
+    assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
+    CompletableFuture<CloseReport> closed = new CompletableFuture<>();
+    Thread t = new Thread(() -> closed.complete(batcher.close(Duration.ofMillis(100))), "review-closer-j");
+    t.setDaemon(true);
+    closer.set(t);
+    long start = System.nanoTime();
+    t.start();
+    CloseReport report = closed.get(20, TimeUnit.SECONDS);
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    sinkRelease.open();
+    assertThat(item).isDone();
+    assertThat(flushSeen.get()).as("flush().get() called back from Thread.interrupt() on the closing thread;"
+        + " report=%s", report).isEqualTo("completed");
+    assertThat(tookMs).as("close(100 ms) took").isLessThan(1_100);
+  }
+
+  // ------------------------------------------------------------------------------------------------ K
+
+  /**
+   * The ORPHANED hand-over: a consumer thread (from a ThreadFactory) that runs the consumer late. close
+   * returns a report with drained=false, abandoned=0 and the accepted item neither written, failed nor
+   * abandoned: the report does not balance, and the caller's future is pending after close returned.
+   */
+  @Test
+  @Timeout(30)
+  void consumerThreadStartingLate_orphanedClose_reportDoesNotBalance() throws Exception {
+    Release startRelease = release();
+    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-k", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
+        .threadFactory(r -> {
+          Thread th = new Thread(() -> {
+            startRelease.await(); // e.g. a wrapper that sets up a context first
+            r.run();
+          }, "ra-k-consumer");
+          th.setDaemon(true);
+          return th;
+        }).build(), batch -> batch.completeRemaining(1)));
+    CompletableFuture<Integer> item = batcher.submit(1);
+    CloseReport report = batcher.close(Duration.ofMillis(100));
+    boolean doneAtClose = item.isDone();
+    startRelease.open();
+    assertCompletes(item, 10, "item once the late consumer ran");
+    assertThat(doneAtClose).as("item told when close returned; report=%s", report).isTrue();
+    assertBalanced(report);
+  }
+
+  // ------------------------------------------------------------------------------------------------ J2
+
+  /**
+   * The same consumerThread.interrupt() before the report, when it throws: CloseProtocol.close rethrows, the
+   * report is never published, and the items the close already gathered (settled, counted) are never told.
+   */
+  @Test
+  @Timeout(30)
+  void threadFactorysThreadInterruptThrows_closeThrows_gatheredItemsNeverCompleted() throws Exception {
+    CountDownLatch inSink = new CountDownLatch(1);
+    Release sinkRelease = release();
+    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-j2", BatcherConfig.builder().ringSize(8).maxBatchSize(1)
+        .threadFactory(r -> {
+          Thread th = new Thread(r, "ra-j2-consumer") {
+            @Override
+            public void interrupt() {
+              throw new UnsupportedOperationException("this thread is not to be interrupted");
+            }
+          };
+          th.setDaemon(true);
+          return th;
+        }).build(), batch -> {
+          inSink.countDown();
+          sinkRelease.await();
+          batch.completeRemaining(1);
+        }));
+    CompletableFuture<Integer> inFlight = batcher.submit(1);
+    assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
+    CompletableFuture<Integer> queued = batcher.submit(2);
+    Object closeOutcome;
+    try {
+      closeOutcome = batcher.close(Duration.ofMillis(100));
+    } catch (RuntimeException e) {
+      closeOutcome = e;
+    }
+    sinkRelease.open();
+    CompletableFuture<Void> flush = batcher.flush();
+    assertCompletes(queued, 5, "queued item after close returned " + closeOutcome + "; stats=" + batcher.stats());
+    assertCompletes(inFlight, 5, "in-flight item after close returned " + closeOutcome);
+    assertCompletes(flush, 5, "flush after close returned " + closeOutcome);
+  }
+}
