@@ -15,11 +15,25 @@ final class Abandonment {
   private final List<CompletableFuture<Object>> futures = new ArrayList<>();
   private final List<Throwable> causes = new ArrayList<>();
   private long items;
+  private long failedBySink;
   private final List<String> notes = new ArrayList<>();
 
-  /** One item failed with {@code cause}; {@code future} is null for a fire-and-forget item. */
+  /** One item abandoned with {@code cause}; {@code future} is null for a fire-and-forget item. */
   void add(@Nullable CompletableFuture<Object> future, Throwable cause) {
     items++;
+    tell(future, cause);
+  }
+
+  /**
+   * One item that keeps the failure its sink recorded ({@code cause}), taken with its batch while it waited to
+   * retry: it counts as failed, not abandoned.
+   */
+  void addFailed(@Nullable CompletableFuture<Object> future, Throwable cause) {
+    failedBySink++;
+    tell(future, cause);
+  }
+
+  private void tell(@Nullable CompletableFuture<Object> future, Throwable cause) {
     if (future != null) {
       futures.add(future);
       causes.add(cause);
@@ -31,8 +45,14 @@ final class Abandonment {
     notes.add(message);
   }
 
+  /** Items abandoned: their callers are told the batcher closed before (or while) they were written. */
   long items() {
     return items;
+  }
+
+  /** Items that keep the failure their sink recorded. */
+  long failedBySink() {
+    return failedBySink;
   }
 
   int futures() {

@@ -107,9 +107,11 @@ final class BatchCompleter {
   void abandon(PendingBatch<?, ?> batch, Throwable cause, boolean keepRecordedFailures, Abandonment into) {
     int size = batch.size();
     for (int i = 0; i < size; i++) {
-      Throwable own = keepRecordedFailures && batch.outcomeState(i) == PendingBatch.FAILED
-          ? (Throwable) batch.outcome(i) : cause;
-      into.add(batch.future(i), own);
+      if (keepRecordedFailures && batch.outcomeState(i) == PendingBatch.FAILED) {
+        into.addFailed(batch.future(i), (Throwable) batch.outcome(i));
+      } else {
+        into.add(batch.future(i), cause);
+      }
     }
   }
 
@@ -118,8 +120,8 @@ final class BatchCompleter {
    * stats include it. No user code runs here.
    */
   void countAbandoned(Abandonment abandonment) {
-    if (abandonment.items() > 0) {
-      counters.recordAbandoned(abandonment.items());
+    if (abandonment.items() > 0 || abandonment.failedBySink() > 0) {
+      counters.recordTakenByClose(abandonment.items(), abandonment.failedBySink());
     }
   }
 

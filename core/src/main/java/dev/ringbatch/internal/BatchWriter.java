@@ -34,9 +34,9 @@ interface BatchWriter<T, R> {
   void awaitSettled();
 
   /**
-   * On the closing thread, after the consumer stopped: waits until {@code deadline} (in
-   * {@link System#nanoTime()} terms) for other threads still completing the futures of settled batches, except
-   * the calling thread's own completion, if it is one.
+   * On the closing thread, after the consumer stopped or a take-over: waits until {@code deadline} (in
+   * {@link System#nanoTime()} terms) for threads still completing the futures of settled batches (the consumer,
+   * or an async sink's completing threads), except the calling thread's own completion, if it is one.
    */
   void awaitCompletions(long deadline);
 

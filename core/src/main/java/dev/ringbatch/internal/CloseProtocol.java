@@ -6,6 +6,7 @@ import dev.ringbatch.CloseReport;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -137,6 +138,9 @@ final class CloseProtocol {
       } else if (outcome == HandOver.TAKEN) {
         consumer.failHoldings(gathered); // settled and gathered; nobody is told before the report is out
         consumer.countAbandoned(gathered);
+        // A batch settled before the take-over (counted) may still be completing its futures: flushes and the
+        // report wait for them, up to the grace, unless its dependent actions block.
+        consumer.awaitCompletions(System.nanoTime() + HAND_OVER_GRACE_NANOS);
         drained = gathered.items() == 0; // nothing was left to abandon (an idle batcher closed with 0, say)
         interruptConsumer = consumerThread.isAlive() && !consumer.terminated().isDone();
       } else {
@@ -200,24 +204,29 @@ final class CloseProtocol {
    * completed by then unless such a callback still blocks; it completes when the callback returns.
    */
   private void runUserCode(Runnable userCode, long until) {
-    Thread teller;
+    CountDownLatch done = new CountDownLatch(1);
     try {
-      teller = new Thread(userCode, "ringbatch-" + name + "-close");
+      Thread teller = new Thread(() -> {
+        try {
+          userCode.run();
+        } finally {
+          done.countDown();
+        }
+      }, "ringbatch-" + name + "-close");
       teller.setDaemon(true);
       teller.start();
     } catch (Throwable noThread) { // out of memory or threads: tell them here
-      userCode.run();
+      if (done.getCount() > 0) {
+        userCode.run();
+      }
       return;
     }
-    while (teller.isAlive()) {
-      long remaining = until - System.nanoTime();
-      if (remaining <= 0) {
-        return; // a callback blocks: its future, and those after it, complete when it returns
-      }
+    while (true) {
       try {
-        TimeUnit.NANOSECONDS.timedJoin(teller, remaining);
+        done.await(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+        return; // done, or a callback blocks: its future, and those after it, complete when it returns
       } catch (InterruptedException e) {
-        interrupted = true; // restored on return
+        interrupted = true; // restored on return; the wait goes on
       }
     }
   }

@@ -6,12 +6,11 @@ import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.SequenceBarrier;
 import com.lmax.disruptor.TimeoutException;
 import dev.ringbatch.BatchLimits;
-import dev.ringbatch.BatcherClosedException;
 import dev.ringbatch.Ticker;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -36,8 +35,6 @@ final class CoalescingConsumer<T, R> implements Runnable {
   static final int SMALL_RUN = 256;
   /** Local spins after a small run while producers are busy, a few microseconds, touching no shared memory. */
   static final int PAUSE_SPINS = 256;
-  /** How long the scan of unread slots waits for a producer between its claim and its publish. */
-  private static final long PUBLISH_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
   private final String name;
   private final int ringSize;
@@ -50,9 +47,12 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private final BatchCompleter completer;
   private final FlushWaiters flushWaiters;
   private final Ticker ticker;
+  private final LongSupplier tickerRead;
   /** Told of every release of slots, to wake producers waiting for room; and refuses items if the consumer dies. */
   private final PublishGate gate;
   private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+  /** What a close (or this consumer, orphaned) gathers of the holdings. */
+  private final Holdings<T, R> holdings;
 
   /** Replaced by any thread through {@link #setLimits}; read once per run of available slots. */
   private volatile BatchLimits limits;
@@ -86,8 +86,10 @@ final class CoalescingConsumer<T, R> implements Runnable {
     this.flushWaiters = flushWaiters;
     this.limits = limits;
     this.ticker = ticker;
+    this.tickerRead = ticker::read;
     this.gate = gate;
     this.batch = new PendingBatch<>(limits.maxBatchSize(), ringSize);
+    this.holdings = new Holdings<>(name, ring, consumed, writer, completer);
   }
 
   @Override
@@ -133,25 +135,12 @@ final class CoalescingConsumer<T, R> implements Runnable {
    * close can take over from a ticker that blocks. The wait strategy reads the linger clock through this.
    */
   long readTicker() {
-    if (!handOver.callOut()) {
-      throw ConsumerStop.YIELD;
-    }
-    long now = ticker.read();
-    if (!handOver.back()) {
-      throw ConsumerStop.TAKEN;
-    }
-    return now;
+    return handOver.callOut(tickerRead);
   }
 
   /** Logs a warning, which runs a log handler (user code): as every call out, where a close can take over. */
   private void warn(String message) {
-    if (!handOver.callOut()) {
-      throw ConsumerStop.YIELD;
-    }
-    SafeLog.log(LOG, Level.WARNING, message, null);
-    if (!handOver.back()) {
-      throw ConsumerStop.TAKEN;
-    }
+    handOver.callOut(() -> SafeLog.log(LOG, Level.WARNING, message, null));
   }
 
   private void consume() {
@@ -302,13 +291,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
    */
   private void finishIdle(long sequence) {
     if (writer.finishIdle(sequence)) {
-      if (!handOver.callOut()) {
-        throw ConsumerStop.YIELD;
-      }
-      flushWaiters.completeFinished();
-      if (!handOver.back()) {
-        throw ConsumerStop.TAKEN;
-      }
+      handOver.callOut(flushWaiters::completeFinished);
     }
   }
 
@@ -398,15 +381,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
    * orphaned.
    */
   void failHoldings(Abandonment into) {
-    String description = closeDescription;
-    PendingBatch<T, R> own = batch;
-    if (own.state.compareAndSet(PendingBatch.FILLING, PendingBatch.SETTLING)) {
-      own.seal(); // left SETTLING, never cleared: a consumer back from a ticker read finds it taken
-      completer.abandon(own, abandoned(description + " before the item was written; item abandoned"), false,
-          into);
-    }
-    writer.failInFlight(description, into);
-    failUnread(abandoned(description + " before the item was written; item abandoned"), into);
+    holdings.gather(batch, closeDescription, into);
   }
 
   /** Counts what {@link #failHoldings} gathered. Closing thread; no user code. */
@@ -417,39 +392,6 @@ final class CoalescingConsumer<T, R> implements Runnable {
   /** Tells the recorders and the callers what {@link #failHoldings} gathered, once the close's report is out. */
   void tellAbandoned(Abandonment abandonment) {
     completer.tellAbandoned(abandonment);
-  }
-
-  private BatcherClosedException abandoned(String detail) {
-    return new BatcherClosedException(name, ringSize, true, false, detail);
-  }
-
-  /** Gathers every item in slots the consumer has not taken. */
-  private void failUnread(BatcherClosedException cause, Abandonment into) {
-    long last = ring.getCursor();
-    for (long sequence = consumed.get() + 1; sequence <= last; sequence++) {
-      if (!awaitPublished(sequence)) {
-        into.note("slot " + sequence + " was claimed but not published in time; its item, if accepted, is not"
-            + " failed by this close");
-        continue;
-      }
-      SubmissionSlot slot = ring.get(sequence);
-      if (slot.kind == SubmissionSlot.ITEM) {
-        into.add(slot.future, cause);
-      }
-      slot.mark(SubmissionSlot.EMPTY);
-    }
-  }
-
-  /** Waits for a producer between its claim and its publish: no user code runs there, so it is short. */
-  private boolean awaitPublished(long sequence) {
-    long start = System.nanoTime();
-    while (!ring.isAvailable(sequence)) {
-      if (System.nanoTime() - start > PUBLISH_WAIT_NANOS) {
-        return false;
-      }
-      Thread.onSpinWait();
-    }
-    return true;
   }
 
   @Override

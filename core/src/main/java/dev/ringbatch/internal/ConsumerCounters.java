@@ -28,6 +28,15 @@ final class ConsumerCounters {
     abandoned += items;
   }
 
+  /**
+   * What a close took: items abandoned, and items of a batch waiting to retry that keep the failure their sink
+   * recorded (failed, not abandoned).
+   */
+  synchronized void recordTakenByClose(long abandonedItems, long failedItems) {
+    abandoned += abandonedItems;
+    failed += failedItems;
+  }
+
   long abandoned() {
     return abandoned;
   }

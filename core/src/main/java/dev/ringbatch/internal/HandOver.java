@@ -1,6 +1,7 @@
 package dev.ringbatch.internal;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 
 /**
  * Who owns the consumer's holdings (the unread ring slots and the batch being filled) when a close gives up
@@ -75,6 +76,33 @@ final class HandOver {
   /** After user code: false if a close took over meanwhile; the consumer must then stop, touching nothing. */
   boolean back() {
     return state.compareAndSet(CALLING_OUT, OWNED);
+  }
+
+  /**
+   * Runs {@code userCode} (a ticker, a log handler, a flush's dependent actions) as a call out, where a close can
+   * take over from it: stops the consumer with {@link ConsumerStop#YIELD} if a close asked first, or with
+   * {@link ConsumerStop#TAKEN} if one took over meanwhile.
+   */
+  void callOut(Runnable userCode) {
+    if (!callOut()) {
+      throw ConsumerStop.YIELD;
+    }
+    userCode.run();
+    if (!back()) {
+      throw ConsumerStop.TAKEN;
+    }
+  }
+
+  /** As {@link #callOut(Runnable)}, for user code that reads a clock. */
+  long callOut(LongSupplier userCode) {
+    if (!callOut()) {
+      throw ConsumerStop.YIELD;
+    }
+    long value = userCode.getAsLong();
+    if (!back()) {
+      throw ConsumerStop.TAKEN;
+    }
+    return value;
   }
 
   /** Whether an abandoning close waits for the consumer to give up its holdings. */

@@ -7,6 +7,7 @@ import dev.ringbatch.Ticker;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
@@ -31,6 +32,10 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private final HandOver handOver;
   private final BatchCompleter completer;
   private final FlushWaiters flushWaiters;
+  private static final long COMPLETION_POLL_NANOS = 100_000;
+
+  /** Whether the consumer is completing the futures of a batch it settled: written per batch, without a fence. */
+  private final AtomicBoolean completing = new AtomicBoolean();
   /** The batch of the current or last write: what a close that took over may find inside the sink. */
   private volatile @Nullable PendingBatch<T, R> current;
 
@@ -88,8 +93,11 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
         break; // every item has a recorded failure, which is final: nothing is left to retry
       }
       long wait = retryWait(attempt + 1, failure, System.nanoTime() - firstFailure, batch.size());
-      if (wait < 0 || !backOff(wait)) {
-        break; // no retry, or a close asks for the batch (it fails it from BACKING_OFF, or we do below)
+      if (wait < 0) {
+        break;
+      }
+      if (!backOff(wait)) {
+        throw ConsumerStop.TAKEN; // a close asks for the batch: it takes it over from BACKING_OFF
       }
       if (!batch.state.compareAndSet(PendingBatch.BACKING_OFF, PendingBatch.IN_SINK)) {
         throw ConsumerStop.TAKEN;
@@ -100,7 +108,12 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     if (state == PendingBatch.SETTLING || !completer.settle(batch, state, failure)) {
       throw ConsumerStop.TAKEN; // the close failed it
     }
-    completer.complete(batch, failure, writeNanos);
+    completing.lazySet(true); // a close that takes over now waits, a little, for these futures
+    try {
+      completer.complete(batch, failure, writeNanos);
+    } finally {
+      completing.lazySet(false);
+    }
     flushWaiters.advance(lastSequence);
     if (!handOver.back()) {
       throw ConsumerStop.TAKEN;
@@ -198,9 +211,20 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     // nothing is ever in flight between two calls
   }
 
+  /**
+   * Closing thread: waits until {@code deadline} while the consumer completes the futures of a batch it settled
+   * (a close that took over meanwhile must not report, or release flushes, before them).
+   */
   @Override
   public void awaitCompletions(long deadline) {
-    // completions run on the consumer thread, which has stopped
+    boolean interrupted = false;
+    while (completing.get() && deadline - System.nanoTime() > 0) {
+      LockSupport.parkNanos(this, COMPLETION_POLL_NANOS); // rare: only a close that took over meets it
+      interrupted |= Thread.interrupted();
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   @Override

@@ -1,0 +1,76 @@
+package dev.ringbatch.internal;
+
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.Sequence;
+import dev.ringbatch.BatcherClosedException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What a close takes over from the consumer: the batch being filled (never written), the batches in the sink
+ * (outcome unknown, or not written if waiting to retry) and every unread ring slot. {@link #gather} settles each
+ * once and gathers its items into an {@link Abandonment}; nobody is told there. Called by the closing thread once
+ * the hand-over is {@code TAKEN}, or by the consumer itself when orphaned; never while the consumer runs.
+ */
+final class Holdings<T, R> {
+  /** How long the scan of unread slots waits for a producer between its claim and its publish. */
+  private static final long PUBLISH_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+
+  private final String name;
+  private final RingBuffer<SubmissionSlot> ring;
+  private final Sequence consumed;
+  private final BatchWriter<T, R> writer;
+  private final BatchCompleter completer;
+
+  Holdings(String name, RingBuffer<SubmissionSlot> ring, Sequence consumed, BatchWriter<T, R> writer,
+      BatchCompleter completer) {
+    this.name = name;
+    this.ring = ring;
+    this.consumed = consumed;
+    this.writer = writer;
+    this.completer = completer;
+  }
+
+  /** Gathers the items of {@code filling} (the consumer's batch), of the batches in flight and of unread slots. */
+  void gather(PendingBatch<T, R> filling, String description, Abandonment into) {
+    if (filling.state.compareAndSet(PendingBatch.FILLING, PendingBatch.SETTLING)) {
+      filling.seal(); // left SETTLING, never cleared: a consumer back from a ticker read finds it taken
+      completer.abandon(filling, notWritten(description), false, into);
+    }
+    writer.failInFlight(description, into);
+    gatherUnread(notWritten(description), into);
+  }
+
+  private BatcherClosedException notWritten(String description) {
+    return new BatcherClosedException(name, ring.getBufferSize(), true, false,
+        description + " before the item was written; item abandoned");
+  }
+
+  /** Gathers every item in slots the consumer has not taken. */
+  private void gatherUnread(BatcherClosedException cause, Abandonment into) {
+    long last = ring.getCursor();
+    for (long sequence = consumed.get() + 1; sequence <= last; sequence++) {
+      if (!awaitPublished(sequence)) {
+        into.note("slot " + sequence + " was claimed but not published in time; its item, if accepted, is not"
+            + " failed by this close");
+        continue;
+      }
+      SubmissionSlot slot = ring.get(sequence);
+      if (slot.kind == SubmissionSlot.ITEM) {
+        into.add(slot.future, cause);
+      }
+      slot.mark(SubmissionSlot.EMPTY);
+    }
+  }
+
+  /** Waits for a producer between its claim and its publish: no user code runs there, so it is short. */
+  private boolean awaitPublished(long sequence) {
+    long start = System.nanoTime();
+    while (!ring.isAvailable(sequence)) {
+      if (System.nanoTime() - start > PUBLISH_WAIT_NANOS) {
+        return false;
+      }
+      Thread.onSpinWait();
+    }
+    return true;
+  }
+}
