@@ -70,6 +70,8 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     final long lastSequence;
     final long startNanos;
     final AtomicBoolean settled = new AtomicBoolean();
+    /** The generation of the view the sink got: its stage's firing ends that view's recording, and no other. */
+    volatile int viewGeneration;
     boolean done;
 
     Ticket(PendingBatch<T, R> batch, long lastSequence, long startNanos) {
@@ -119,6 +121,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     if (view == null) {
       throw ConsumerStop.TAKEN; // a close took the batch since the CAS: the sink must not see it
     }
+    ticket.viewGeneration = view.generation();
     CompletionStage<?> stage;
     try {
       stage = sink.write(view);
@@ -146,6 +149,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
       return; // a second firing, or the close failed it already
     }
     PendingBatch<T, R> batch = ticket.batch;
+    batch.endAttempt(ticket.viewGeneration); // the stage completed: the sink's Batch records nothing more
     // User code (the ticker, an exception's getCause) runs before the settle is won: if it blocks, the batch is
     // still in flight, and a close takes it over instead of waiting for a batch that is settled but not told.
     long writeNanos = ticker.read() - ticket.startNanos;

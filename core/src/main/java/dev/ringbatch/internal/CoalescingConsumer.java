@@ -51,6 +51,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
   /** Told of every release of slots, to wake producers waiting for room; and refuses items if the consumer dies. */
   private final PublishGate gate;
   private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+  private final java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean();
   /** What a close (or this consumer, orphaned) gathers of the holdings. */
   private final Holdings<T, R> holdings;
 
@@ -94,6 +95,9 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   @Override
   public void run() {
+    if (!running.compareAndSet(false, true)) { // a thread factory's thread that runs the Runnable twice
+      throw new IllegalStateException("the consumer of batcher '" + name + "' is already running");
+    }
     if (!handOver.start()) {
       terminated.complete(null); // a close took the holdings before this thread began: nothing is ours
       return;
@@ -106,20 +110,27 @@ final class CoalescingConsumer<T, R> implements Runnable {
     } catch (ConsumerStop stop) {
       if (stop == ConsumerStop.YIELD && !handOver.yieldToClose() && handOver.state() == HandOver.ORPHANED) {
         failOwnHoldings(); // the close could not wait for us: its holdings are ours to fail
+      } else if (stop == ConsumerStop.TAKEN && handOver.state() != HandOver.TAKEN) {
+        failFatally(new IllegalStateException("the consumer stopped as taken over, but the hand-over is "
+            + handOver)); // a bug: never end silently with the holdings in nobody's hands
       }
     } catch (Throwable fatal) {
-      // Nothing will write from now on: refuse new items and fail what is held, rather than let callers wait.
-      gate.beginClose();
-      closeDescription = "the consumer thread failed with " + fatal.getClass().getName() + ";"; // no user toString
-      boolean taken = handOver.state() == HandOver.CALLING_OUT && !handOver.back();
-      if (!taken && (handOver.orphan() || handOver.state() == HandOver.ORPHANED)) {
-        failOwnHoldings(); // ORPHANED: a close that comes later leaves them to us; the gate refuses the rest
-      }
-      SafeLog.log(LOG, Level.ERROR, "the consumer of batcher '" + name + "' failed; its items failed and new"
-          + " items are refused until it is closed", fatal);
+      failFatally(fatal);
     } finally {
       terminated.complete(null);
     }
+  }
+
+  /** Nothing will write from now on: refuse new items and fail what is held, rather than let callers wait. */
+  private void failFatally(Throwable fatal) {
+    gate.beginClose();
+    closeDescription = "the consumer thread failed with " + fatal.getClass().getName() + ";"; // no user toString
+    boolean taken = handOver.state() == HandOver.CALLING_OUT && !handOver.back();
+    if (!taken && (handOver.orphan() || handOver.state() == HandOver.ORPHANED)) {
+      failOwnHoldings(); // ORPHANED: a close that comes later leaves them to us; the gate refuses the rest
+    }
+    SafeLog.log(LOG, Level.ERROR, "the consumer of batcher '" + name + "' failed; its items failed and new"
+        + " items are refused until it is closed", fatal);
   }
 
   /** The consumer fails its holdings itself: counted first, then told, as a close does. */

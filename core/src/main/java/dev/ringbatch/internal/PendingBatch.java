@@ -189,10 +189,10 @@ final class PendingBatch<T, R> {
   /**
    * Records every outcome at once for a sink without a view of its own ({@link ListSink}): every item of
    * {@code view} failed with {@code misfit} when the sink returned results that do not fit; else succeeded with
-   * {@code null} when {@code results} is null, else view item {@code i} with {@code results.get(i)}. Consumer thread, right after the sink returned: the sink never saw a way to record.
+   * {@code null} when {@code results} is null, else view item {@code i} with {@code results[i]} (copied from the
+   * sink's list outside this lock: reading it is user code). Consumer thread, right after the sink returned: the sink never saw a way to record.
    */
-  synchronized void recordAll(BatchView<T, R> view, java.util.@Nullable List<?> results,
-      @Nullable Throwable misfit) {
+  synchronized void recordAll(BatchView<T, R> view, @Nullable Object[] results, @Nullable Throwable misfit) {
     checkRecording(view.generation());
     if (misfit != null) { // the sink returned, so it may have written them: a recorded failure, never retried
       for (int i = 0; i < viewSize; i++) {
@@ -214,9 +214,19 @@ final class PendingBatch<T, R> {
     for (int i = 0; i < viewSize; i++) {
       int index = storageIndex(i);
       states[index] = SUCCEEDED;
-      outcomes[index] = results.get(i);
+      outcomes[index] = results[i];
     }
     recorded += viewSize;
+  }
+
+  /**
+   * Ends an attempt: the view of {@code viewGeneration} records nothing from now on (a sync sink's write
+   * returned or threw; an async sink's stage completed). A stale call, for an older view, changes nothing.
+   */
+  synchronized void endAttempt(int viewGeneration) {
+    if (viewGeneration == generation) {
+      recording = false;
+    }
   }
 
   /**

@@ -125,21 +125,56 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private @Nullable Throwable attempt(PendingBatch<T, R> batch) {
     BatchView<T, R> view = batch.open(name);
     if (view == null) {
-      throw ConsumerStop.TAKEN; // a close took the batch since it entered IN_SINK: the sink must not see it
+      if (batch.state.get() != PendingBatch.IN_SINK) {
+        throw ConsumerStop.TAKEN; // a close took the batch since it entered IN_SINK: the sink must not see it
+      }
+      return batch.lastAttemptFailure; // every item has a recorded failure: nothing is left to hand the sink
     }
     try {
-      if (listSink != null) {
-        // The list sink gets a read-only list, never a Batch: it cannot record, so its results are recorded here.
-        ItemsView<T> items = view.readOnlyItems();
-        List<R> results = listSink.writeItems(items);
-        batch.recordAll(view, results, listSink.misfit(results, items.size()));
-      } else {
-        sink.write(view);
+      if (listSink == null) {
+        try {
+          sink.write(view);
+        } catch (Throwable t) {
+          return t;
+        }
+        return null;
       }
+      // The list sink gets a read-only list, never a Batch: it cannot record, so its results are recorded here.
+      ItemsView<T> items = view.readOnlyItems();
+      List<R> results;
+      try {
+        results = listSink.writeItems(items);
+      } catch (Throwable t) {
+        return t; // the writer threw: the batch failed, and may be retried
+      }
+      recordResults(batch, view, results, items.size()); // the writer returned: never a retry from here
       return null;
-    } catch (Throwable t) {
-      return t;
+    } finally {
+      batch.endAttempt(view.generation()); // a Batch kept past write() records nothing from now on
     }
+  }
+
+  /**
+   * Records what a list sink's writer returned. Reading the list is user code (its size() and get() may throw
+   * or block): it is copied outside the batch's lock, and if it does not fit or cannot be read, every item
+   * fails with a recorded failure, never retried: the writer returned, so it may have written them.
+   */
+  private void recordResults(PendingBatch<T, R> batch, BatchView<T, R> view, @Nullable List<R> results, int size) {
+    Object[] copy = null;
+    Throwable misfit;
+    try {
+      misfit = listSink.misfit(results, size);
+      if (misfit == null && results != null) {
+        copy = new Object[size];
+        for (int i = 0; i < size; i++) {
+          copy[i] = results.get(i);
+        }
+      }
+    } catch (Throwable unreadable) {
+      misfit = new IllegalStateException("the results the sink of batcher '" + name + "' returned could not be"
+          + " read (" + unreadable.getClass().getName() + "); it may have written the items", unreadable);
+    }
+    batch.recordAll(view, copy, misfit);
   }
 
   /**
