@@ -97,7 +97,11 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
         break;
       }
       if (!backOff(wait)) {
-        throw ConsumerStop.TAKEN; // a close asks for the batch: it takes it over from BACKING_OFF
+        // A close asks for the batch: hand over (it fails the batch from BACKING_OFF, keeping recorded failures).
+        if (!handOver.back()) {
+          throw ConsumerStop.TAKEN; // it took over already
+        }
+        throw ConsumerStop.YIELD;
       }
       if (!batch.state.compareAndSet(PendingBatch.BACKING_OFF, PendingBatch.IN_SINK)) {
         throw ConsumerStop.TAKEN;
