@@ -21,11 +21,32 @@ final class BatchConnection {
   private final boolean autoCommit;
   private @Nullable Connection connection;
   private @Nullable PreparedStatement statement;
+  private final int queryTimeoutSeconds;
+  /** Whether the database answered anything on this connection in this batch (a result or an error of its own). */
+  private boolean answered;
 
-  BatchConnection(DataSource dataSource, String sql, boolean autoCommit) {
+  BatchConnection(DataSource dataSource, String sql, boolean autoCommit, int queryTimeoutSeconds) {
     this.dataSource = dataSource;
     this.sql = sql;
     this.autoCommit = autoCommit;
+    this.queryTimeoutSeconds = queryTimeoutSeconds;
+  }
+
+  boolean autoCommit() {
+    return autoCommit;
+  }
+
+  /** The database answered on this connection: it was alive when the batch began. */
+  void answered() {
+    answered = true;
+  }
+
+  /**
+   * Whether the connection has not been answered yet in this batch: a loss then means it was dead before the
+   * batch began (ended by the server while idle in the pool), and a fresh one may be borrowed.
+   */
+  boolean unanswered() {
+    return connection != null && !answered;
   }
 
   /** The batch's connection, borrowed on first use. */
@@ -52,6 +73,9 @@ final class BatchConnection {
     if (ps == null) {
       ps = get().prepareStatement(sql);
       statement = ps;
+      if (queryTimeoutSeconds > 0) {
+        ps.setQueryTimeout(queryTimeoutSeconds);
+      }
     }
     return ps;
   }
@@ -62,6 +86,7 @@ final class BatchConnection {
     PreparedStatement ps = statement;
     connection = null;
     statement = null;
+    answered = false;
     if (ps != null) {
       try {
         ps.close();

@@ -5,6 +5,7 @@ import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import org.jspecify.annotations.Nullable;
 
 /** How {@link JdbcBatchSink} reads a JDBC failure: a lost connection, the row to blame, the row's own error. */
 final class JdbcFailures {
@@ -18,6 +19,9 @@ final class JdbcFailures {
   static boolean connectionLost(Connection c, Throwable e) {
     if (Causes.any(e, JdbcFailures::statesConnectionLost)) {
       return true;
+    }
+    if (state(e) != null) {
+      return false; // the database answered with an error of its own: the connection works (no isValid round trip)
     }
     try {
       return !c.isValid(2);
@@ -38,6 +42,42 @@ final class JdbcFailures {
       }
     }
     return false;
+  }
+
+  /**
+   * Whether no single row can have caused {@code e}, so that isolating rows would only repeat it: the statement,
+   * the session or the server refused the whole batch. By SQLState class: syntax or access ({@code 42}: a missing
+   * table, a revoked privilege), transaction state ({@code 25}: a read-only standby), not supported
+   * ({@code 0A}), authorization ({@code 28}), missing catalog or schema ({@code 3D}, {@code 3F}), transaction
+   * rollback ({@code 40}: a serialization failure or deadlock, for a retry of the whole batch), resources
+   * ({@code 53}: a full disk), object state ({@code 55}: a lock not available), operator intervention
+   * ({@code 57}: a cancelled or timed-out statement), system ({@code 58}), and the driver's "a result was
+   * returned when none was expected" ({@code 0100E}). Any other state (data, constraints, triggers) or none
+   * may come from one row, and the rows are isolated.
+   */
+  static boolean statementLevel(Throwable e) {
+    String state = state(e);
+    if (state == null || state.length() < 2) {
+      return false;
+    }
+    return switch (state.substring(0, 2)) {
+      case "42", "25", "0A", "28", "3D", "3F", "40", "53", "55", "57", "58" -> true;
+      default -> state.equals(RETURNED_ROWS);
+    };
+  }
+
+  /** pgjdbc's SQLState for "a result was returned when none was expected". */
+  private static final String RETURNED_ROWS = "0100E";
+
+  /** The database's SQLState for {@code e}: the next exception's (the server's own), else the first in the chain. */
+  static @Nullable String state(Throwable e) {
+    int depth = 0;
+    for (Throwable t = rowCause(e); t != null && depth < 64; t = t.getCause(), depth++) {
+      if (t instanceof SQLException sql && sql.getSQLState() != null) {
+        return sql.getSQLState();
+      }
+    }
+    return e instanceof SQLException sql ? sql.getSQLState() : null;
   }
 
   /** The most specific error for one row: pgjdbc puts the server's message in the next exception. */

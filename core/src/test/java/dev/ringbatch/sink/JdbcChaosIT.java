@@ -34,8 +34,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * JdbcBatchSink under chaos on PostgreSQL 18: replies to the committing message lost at random by a proxy,
- * backends killed at random, a retry policy on. After each run every caller's answer is checked against the
+ * JdbcBatchSink under chaos on PostgreSQL 18, for every statement shape (a plain insert, {@code ON CONFLICT},
+ * {@code RETURNING}, a bulk function): replies to the committing message lost at random by a proxy, backends
+ * killed at random, the table renamed away and its privilege revoked mid-run, a retry policy on. After each run every caller's answer is checked against the
  * table: told written => there once; told failed => absent; told outcome unknown => either; no row twice.
  * {@code -Dringbatch.jdbc.chaos.rows=100000} for a longer run.
  */
@@ -51,6 +52,7 @@ class JdbcChaosIT {
   @BeforeAll
   static void startPostgres() throws Exception {
     postgres = EmbeddedPostgres.builder().start();
+    PostgresSql.exec(postgres, "CREATE ROLE chaos_writer LOGIN");
   }
 
   @AfterAll
@@ -58,31 +60,29 @@ class JdbcChaosIT {
     postgres.close();
   }
 
-  @ParameterizedTest(name = "{0}, idempotent={1}")
-  @CsvSource({"rows, false", "unnest, false", "rows, true", "unnest, true"})
-  void lostRepliesAndKilledBackends_everyAnswerMatchesTheTable(String mode, boolean idempotent) throws Exception {
-    String table = "chaos_" + mode + (idempotent ? "_idem" : "");
-    PostgresSql.exec(postgres, "DROP TABLE IF EXISTS " + table,
+  @ParameterizedTest(name = "{0} {1}, idempotent={2}")
+  @CsvSource({"rows, insert, false", "unnest, insert, false", "rows, insert, true", "unnest, insert, true",
+      "rows, returning, false", "unnest, returning, false", "unnest, function, false"})
+  void lostRepliesKilledBackendsAndSchemaChanges_everyAnswerMatchesTheTable(String mode, String shape,
+      boolean idempotent) throws Exception {
+    String table = "chaos_" + mode + "_" + shape + (idempotent ? "_idem" : "");
+    PostgresSql.exec(postgres, "DROP TABLE IF EXISTS " + table, "DROP TABLE IF EXISTS " + table + "_away",
         "CREATE TABLE " + table + " (id BIGINT NOT NULL"
-        + (idempotent ? " PRIMARY KEY" : "") + ", payload TEXT NOT NULL)"); // no key: a duplicate shows
-    String onConflict = idempotent ? " ON CONFLICT (id) DO NOTHING" : "";
+        + (idempotent ? " PRIMARY KEY" : "") + ", payload TEXT NOT NULL)", // no key: a duplicate shows
+        "GRANT INSERT, SELECT ON " + table + " TO chaos_writer",
+        "CREATE OR REPLACE FUNCTION put_" + table + "(ids bigint[], ps text[]) RETURNS bigint LANGUAGE sql AS $$"
+            + " INSERT INTO " + table + " SELECT * FROM unnest(ids, ps) RETURNING 1; SELECT 1::bigint $$");
     Map<Long, CompletableFuture<Integer>> futures = new ConcurrentHashMap<>();
     AtomicInteger kills = new AtomicInteger();
+    AtomicInteger schemaChanges = new AtomicInteger();
     int dropped;
-    try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(),
-            mode.equals("rows") ? "COMMIT" : "unnest(", () -> ThreadLocalRandom.current().nextInt(100) < 2);
+    dev.ringbatch.BatcherStats stats;
+    // An autocommit statement (idempotent unnest) commits with its own reply; the others commit with COMMIT.
+    String trigger = mode.equals("unnest") && idempotent ? "unnest(" : "COMMIT";
+    try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), trigger,
+            () -> ThreadLocalRandom.current().nextInt(100) < 2);
          HikariDataSource pool = pool(proxy.port())) {
-      JdbcBatchSink<Event> sink = mode.equals("rows")
-          ? JdbcBatchSink.of(pool, "INSERT INTO " + table + " (id, payload) VALUES (?, ?)" + onConflict, (ps, e) -> {
-            ps.setLong(1, e.id());
-            ps.setString(2, e.payload());
-          })
-          : JdbcBatchSink.<Event>unnest(pool, "INSERT INTO " + table
-                  + " (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])" + onConflict)
-              .column("bigint", Event::id).column("text", Event::payload).build();
-      if (idempotent) {
-        sink = sink.idempotent();
-      }
+      JdbcBatchSink<Event> sink = sink(pool, mode, shape, table, idempotent);
       BatcherConfig config = BatcherConfig.builder().retryPolicy(RetryPolicy.builder().maxAttempts(6)
           .initialBackoff(Duration.ofMillis(5)).maxBackoff(Duration.ofMillis(50)).build()).build();
       AtomicBoolean running = new AtomicBoolean(true);
@@ -93,6 +93,13 @@ class JdbcChaosIT {
             kills.addAndGet(PostgresSql.queryInt(postgres,
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
                 + " WHERE application_name = 'ringbatch-chaos'"));
+            if (ThreadLocalRandom.current().nextInt(4) == 0) {
+              schemaChanges.incrementAndGet(); // the table is missing, then not writable, for a moment
+              PostgresSql.exec(postgres, "ALTER TABLE " + table + " RENAME TO " + table + "_away");
+              PostgresSql.exec(postgres, "ALTER TABLE " + table + "_away RENAME TO " + table);
+              PostgresSql.exec(postgres, "REVOKE INSERT ON " + table + " FROM chaos_writer");
+              PostgresSql.exec(postgres, "GRANT INSERT ON " + table + " TO chaos_writer");
+            }
           } catch (SQLException e) {
             throw new IllegalStateException(e);
           }
@@ -117,6 +124,7 @@ class JdbcChaosIT {
           f.get(240, TimeUnit.SECONDS);
         }
         callers.shutdown();
+        stats = batcher.stats();
       } finally {
         running.set(false);
         killer.join(10_000);
@@ -147,15 +155,38 @@ class JdbcChaosIT {
     }
     assertThat(futures).hasSize(ROWS);
     assertThat(present.keySet()).allMatch(futures::containsKey);
-    System.out.printf("jdbc chaos %s idempotent=%s: %d rows, %d written, %d failed, %d unknown, %d replies"
-        + " lost, %d backends killed, 0 duplicates%n", mode, idempotent, ROWS, written, failed, unknown, dropped,
-        kills.get());
+    System.out.printf("jdbc chaos %s %s idempotent=%s: %d rows, %d written, %d failed, %d unknown, %d replies"
+        + " lost, %d backends killed, %d schema changes, 0 duplicates%n", mode, shape, idempotent, ROWS, written,
+        failed, unknown, dropped, kills.get(), schemaChanges.get());
+    assertThat(stats.written()).as("written, as the batcher counts them").isEqualTo(written);
+    assertThat(stats.failed()).as("failed and outcome unknown, as the batcher counts them").isEqualTo(failed + unknown);
     assertThat(dropped + kills.get()).as("chaos happened").isPositive();
+  }
+
+  private static JdbcBatchSink<Event> sink(HikariDataSource pool, String mode, String shape, String table,
+      boolean idempotent) {
+    String onConflict = idempotent ? " ON CONFLICT (id) DO NOTHING" : "";
+    String returning = shape.equals("returning") ? " RETURNING id" : "";
+    JdbcBatchSink<Event> sink;
+    if (mode.equals("rows")) {
+      sink = JdbcBatchSink.of(pool, "INSERT INTO " + table + " (id, payload) VALUES (?, ?)" + onConflict + returning,
+          (ps, e) -> {
+            ps.setLong(1, e.id());
+            ps.setString(2, e.payload());
+          });
+    } else {
+      String sql = shape.equals("function") ? "SELECT put_" + table + "(?::bigint[], ?::text[])"
+          : "INSERT INTO " + table + " (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])" + onConflict
+              + returning;
+      sink = JdbcBatchSink.<Event>unnest(pool, sql).column("bigint", Event::id).column("text", Event::payload)
+          .build();
+    }
+    return idempotent ? sink.idempotent() : sink;
   }
 
   private static HikariDataSource pool(int port) {
     HikariConfig config = new HikariConfig();
-    config.setJdbcUrl("jdbc:postgresql://localhost:" + port + "/postgres?user=postgres&ApplicationName=ringbatch-chaos"
+    config.setJdbcUrl("jdbc:postgresql://localhost:" + port + "/postgres?user=chaos_writer&ApplicationName=ringbatch-chaos"
         + "&prepareThreshold=0"); // statement text in every message, so the proxy can recognise it
     config.setMaximumPoolSize(2);
     config.setConnectionTimeout(10_000);

@@ -84,12 +84,21 @@ class JdbcOutcomeIT {
   }
 
   @Test
-  void unnest_lostReplyToTheAutocommitStatement_isOutcomeUnknown_notRetried() throws Exception {
+  void unnest_lostReplyToTheStatement_isKnownNotWritten_andRetried() throws Exception {
     ReplyDroppingProxy proxy = proxy("unnest(");
-    JdbcBatchSink<Event> sink = JdbcBatchSink.<Event>unnest(pool(proxy.port(), ""),
-            "INSERT INTO log_rows (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])")
-        .column("bigint", Event::id).column("text", Event::payload).build();
-    Batcher<Event, Integer> batcher = batcher(sink);
+    Batcher<Event, Integer> batcher = batcher(unnest(proxy, "log_rows", ""));
+
+    proxy.dropNext(1);
+    // The statement runs in a transaction that never committed: known not written, so the batch is retried.
+    assertThat(batcher.submit(new Event(1, "a"))).succeedsWithin(WAIT);
+    assertThat(proxy.dropped()).isEqualTo(1);
+    assertThat(count("log_rows", 1)).isEqualTo(1);
+  }
+
+  @Test
+  void unnest_lostCommitReply_isOutcomeUnknown_notRetried_andTheRowIsThereOnce() throws Exception {
+    ReplyDroppingProxy proxy = proxy("COMMIT");
+    Batcher<Event, Integer> batcher = batcher(unnest(proxy, "log_rows", ""));
 
     proxy.dropNext(1);
     CompletableFuture<Integer> lost = batcher.submit(new Event(1, "a"));
@@ -118,10 +127,7 @@ class JdbcOutcomeIT {
   @Test
   void idempotentUnnest_lostReply_isRetried_andTheCallerIsToldWritten() throws Exception {
     ReplyDroppingProxy proxy = proxy("unnest(");
-    JdbcBatchSink<Event> sink = JdbcBatchSink.<Event>unnest(pool(proxy.port(), ""),
-            "INSERT INTO keyed_rows (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])"
-                + " ON CONFLICT (id) DO NOTHING")
-        .column("bigint", Event::id).column("text", Event::payload).build().idempotent();
+    JdbcBatchSink<Event> sink = unnest(proxy, "keyed_rows", " ON CONFLICT (id) DO NOTHING").idempotent();
     Batcher<Event, Integer> batcher = batcher(sink);
 
     proxy.dropNext(1);
@@ -164,6 +170,12 @@ class JdbcOutcomeIT {
   private static void bind(java.sql.PreparedStatement ps, Event e) throws SQLException {
     ps.setLong(1, e.id());
     ps.setString(2, e.payload());
+  }
+
+  private JdbcBatchSink<Event> unnest(ReplyDroppingProxy proxy, String table, String onConflict) {
+    return JdbcBatchSink.<Event>unnest(pool(proxy.port(), ""), "INSERT INTO " + table
+            + " (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])" + onConflict)
+        .column("bigint", Event::id).column("text", Event::payload).build();
   }
 
   private ReplyDroppingProxy proxy(String trigger) throws Exception {
