@@ -61,8 +61,14 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  * A channel write that accepts no bytes counts as a failed write: the sink needs blocking channels.
  *
- * <p>The sink must be the only writer of its file, stream or channel. Not thread-safe: the sink of one
- * batcher, called on its consumer thread. {@link #close()} it after the batcher is closed.
+ * <h2>Threads and closing</h2>
+ * The sink must be the only writer of its file, stream or channel. Not thread-safe but for {@link #close()}: the
+ * sink of one batcher, called on its consumer thread. Close it after the batcher. A batcher's close that times out
+ * abandons the batch in the sink but cannot stop its consumer, which goes on once the encoder (or a blocked write)
+ * returns, so {@code close()} may run in the middle of a batch: it waits for a file write or {@code fsync} in
+ * progress (a stream or other channel is closed at once), truncates a file back to where that batch began, and
+ * closes. From then on the sink never writes to, truncates or reopens its file, where a new sink may be writing: the
+ * rest of that batch, and any later one, fails unwritten with an {@link IllegalStateException} saying it is closed.
  *
  * @param <T> the item type
  */
@@ -101,7 +107,6 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
   private long[] starts = new long[16];
   private long[] ends = new long[16];
   private int placed;
-  private @Nullable Throwable broken;
 
   private ByteSink(Builder<T> builder) throws IOException {
     this.records = new RecordEncoder<>(builder.encoder, builder.maxRecordBytes);
@@ -232,11 +237,8 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
   @Override
   public void write(Batch<T, Long> batch) throws IOException {
     int size = batch.size();
-    Throwable brokenBy = broken;
-    if (brokenBy != null) {
-      IllegalStateException refused = new IllegalStateException("ByteSink is broken: a write to its "
-          + target.kind() + " failed (" + brokenBy + ") after bytes of a batch may have gone out, so the offset of"
-          + " every later item is unknown; close this sink and build a new one", brokenBy);
+    IllegalStateException refused = target.refusal();
+    if (refused != null) {
       for (int i = 0; i < size; i++) {
         batch.fail(i, refused);
       }
@@ -255,7 +257,7 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
         place(batch, i);
       }
       drain();
-      target.endBatch(batchStart);
+      target.endBatch();
     } catch (Throwable failure) { // a write, flush or force failed: encoders' throwables fail their items alone
       failed(batch, batchStart, failure);
       return;
@@ -334,7 +336,7 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
           + " began, failed too (" + rollBackFailure + "): the item may be in the file, wholly or in part; the"
           + " sink truncates the file back to that offset before it writes anything else", failure);
     } else {
-      broken = failure;
+      target.breakWith(failure);
       certainEnd = target.isStream() ? batchStart : target.position();
       unknown = new OutcomeUnknownException("the write to the " + target.kind() + " failed (" + failure + ") after"
           + " this item's bytes were handed to it: they may have gone out, wholly or in part", failure);
@@ -380,8 +382,9 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
   }
 
   /**
-   * Closes the file, stream or channel; for a file whose rollback failed earlier, truncates it back first. Call it
-   * after the batcher that uses this sink is closed.
+   * Closes the file, stream or channel; for a file whose rollback failed earlier, or which a batch in progress has
+   * written to, truncates it back first. Call it after the batcher that uses this sink is closed; any thread may,
+   * even while a batch is being written (see the class comment). Idempotent.
    *
    * @throws IOException if that truncation or the close fails (the target is closed in any case)
    */

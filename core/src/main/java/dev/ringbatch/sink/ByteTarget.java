@@ -10,14 +10,28 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The stream, channel or file a {@link ByteSink} writes to. It writes whole buffers, knows the offset where the
  * next byte lands and how far the current batch was handed over, and rolls a file back to an offset. Called on
- * the sink's consumer thread only, and by {@link #close()} after the batcher has stopped it.
+ * the sink's consumer thread, and by {@link #close()} on any thread, possibly while the consumer is still in a
+ * batch: a batcher's close that timed out abandons the batch, but its consumer goes on when the sink returns.
+ *
+ * <p>So every operation on the target runs under {@link #lock} and first checks {@link #closed}. {@code close()}
+ * of a file takes the lock too: it waits for a write, force or truncation in progress, truncates away what an
+ * unfinished batch had handed over, and closes. After that nothing writes to, truncates or reopens the file (where
+ * another sink may be writing by then): a late operation throws an {@link IllegalStateException} instead. A stream
+ * or other channel is closed without the lock, so that a write blocked in it fails rather than holds the close.
  */
 final class ByteTarget {
+  private final ReentrantLock lock = new ReentrantLock();
+  /**
+   * Set by {@link #close()}. For a file it is written under the lock, which each operation holds while it checks the
+   * flag and acts; volatile for a stream or other channel, whose close does not take the lock.
+   */
+  private volatile boolean closed;
   /** Replaced only when an owned file's channel was closed by an interrupt and is reopened. */
   private @Nullable WritableByteChannel channel;
   private @Nullable FileChannel file;
@@ -30,6 +44,11 @@ final class ByteTarget {
   /** The end of the bytes handed to write calls since {@link #beginBatch}, whether the calls returned or not. */
   private long handedEnd;
   private boolean rollBackPending;
+  /** Where the current batch began; in a batch from {@link #beginBatch} until it is written or rolled back. */
+  private long batchStart;
+  private boolean inBatch;
+  /** Why a stream or other channel no longer takes batches: a write failed after bytes may have gone out. */
+  private @Nullable Throwable broken;
   private long writeCalls;
   private long forces;
 
@@ -78,9 +97,36 @@ final class ByteTarget {
     return file != null;
   }
 
-  /** What the target is, for messages: "OutputStream" or "WritableByteChannel". */
+  /** What the target is, for messages: "file", "OutputStream" or "WritableByteChannel". */
   String kind() {
-    return stream != null ? "OutputStream" : "WritableByteChannel";
+    return file != null ? "file" : stream != null ? "OutputStream" : "WritableByteChannel";
+  }
+
+  /** Why the sink takes no more batches (closed, or a stream or channel broken), or null if it takes them. */
+  @Nullable IllegalStateException refusal() {
+    Throwable brokenBy = broken;
+    if (closed) {
+      return closedFailure();
+    }
+    return brokenBy == null ? null : new IllegalStateException("ByteSink is broken: a write to its " + kind()
+        + " failed (" + brokenBy + ") after bytes of a batch may have gone out, so the offset of every later item is"
+        + " unknown; close this sink and build a new one", brokenBy);
+  }
+
+  /** A stream or other channel failed after bytes of a batch were handed over: later batches are refused. */
+  void breakWith(Throwable failure) {
+    broken = failure;
+  }
+
+  private IllegalStateException closedFailure() {
+    return new IllegalStateException("ByteSink is closed: it writes nothing more to its " + kind());
+  }
+
+  /** Throws if the sink is closed; called holding the lock, before the target is touched. */
+  private void requireOpen() {
+    if (closed) {
+      throw closedFailure();
+    }
   }
 
   long position() {
@@ -101,16 +147,34 @@ final class ByteTarget {
 
   /** Starts a batch at {@link #position()}; first truncates a file whose earlier rollback failed. */
   void beginBatch() throws IOException {
-    if (rollBackPending) {
-      finishPendingRollBack();
-    } else if (file != null) {
-      openFile(); // closed by an interrupt after its batch was written: nothing to roll back
+    lock.lock();
+    try {
+      requireOpen();
+      if (rollBackPending) {
+        finishPendingRollBack();
+      } else if (file != null) {
+        openFile(); // closed by an interrupt after its batch was written: nothing to roll back
+      }
+      batchStart = position;
+      handedEnd = position;
+      inBatch = true;
+    } finally {
+      lock.unlock();
     }
-    handedEnd = position;
   }
 
   /** Writes all of {@code source}, from its position to its limit; a stream's buffers must be heap buffers. */
   void write(ByteBuffer source) throws IOException {
+    lock.lock();
+    try {
+      requireOpen();
+      writeAll(source);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void writeAll(ByteBuffer source) throws IOException {
     int length = source.remaining();
     handedEnd = position + length;
     if (stream != null) {
@@ -134,29 +198,42 @@ final class ByteTarget {
   }
 
   /** Ends a batch that began at {@code batchStart}: flushes a stream, forces a file with fsync, if it wrote. */
-  void endBatch(long batchStart) throws IOException {
-    if (position == batchStart) {
-      return;
-    }
-    if (stream != null) {
-      stream.flush();
-    }
-    if (fsync) {
-      requireNonNull(file, "file").force(false);
-      forces++;
+  void endBatch() throws IOException {
+    lock.lock();
+    try {
+      requireOpen(); // a closed sink's late batch fails whole, even one that wrote nothing
+      if (position != batchStart) {
+        if (stream != null) {
+          stream.flush();
+        }
+        if (fsync) {
+          requireNonNull(file, "file").force(false);
+          forces++;
+        }
+      }
+      inBatch = false;
+    } finally {
+      lock.unlock();
     }
   }
 
   /**
    * Truncates the file back to {@code offset} (and forces that, with fsync). Returns null if done; else what
    * failed, and then the next batch (or {@link #close()}) tries again before it writes. A pending interrupt is
-   * set aside meanwhile (and restored): on an interruptible channel it would close the channel instead.
+   * set aside meanwhile (and restored): on an interruptible channel it would close the channel instead. After
+   * {@link #close()}, truncates nothing: the close truncated the batch away, or returns why it could not.
    */
   @Nullable Throwable rollBack(long offset) {
-    position = offset;
+    lock.lock();
     boolean interrupted = Thread.interrupted();
     try {
+      if (closed) {
+        return rollBackPending ? new IllegalStateException("ByteSink was closed, and could not truncate its file"
+            + " back to offset " + position + ", where the unfinished batch began (see what close() threw)") : null;
+      }
+      position = offset;
       truncate();
+      inBatch = false;
       return null;
     } catch (Throwable t) { // the caller reports it to each item whose outcome it leaves unknown
       rollBackPending = true;
@@ -165,6 +242,7 @@ final class ByteTarget {
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
+      lock.unlock();
     }
   }
 
@@ -206,18 +284,36 @@ final class ByteTarget {
     }
   }
 
-  /** Closes the target; first truncates a file whose rollback failed. The target is closed in any case. */
+  /**
+   * Closes the target, at once; a file first truncated back to where an unfinished batch began (whose items will
+   * fail as closed) or where a failed rollback left it. Idempotent; the target is closed in any case.
+   */
   void close() throws IOException {
-    if (stream != null) {
-      stream.close();
+    if (file == null) {
+      closed = true;
+      if (stream != null) {
+        stream.close();
+      } else {
+        requireNonNull(channel, "channel").close();
+      }
       return;
     }
+    lock.lock();
     try {
-      if (rollBackPending) {
+      if (!closed && inBatch && handedEnd > batchStart) {
+        position = batchStart;
+        rollBackPending = true;
+      }
+      if (!closed && rollBackPending) {
         finishPendingRollBack();
       }
     } finally {
-      requireNonNull(channel, "channel").close();
+      closed = true;
+      try {
+        requireNonNull(channel, "channel").close();
+      } finally {
+        lock.unlock();
+      }
     }
   }
 }
