@@ -320,27 +320,12 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     if (handedEnd == batchStart) {
       throw rethrow(failure); // nothing handed over: the position is known, and the batch may be retried
     }
-    OutcomeUnknownException unknown;
-    long certainEnd;
-    if (target.isFile()) {
-      Throwable rollBackFailure = target.rollBack(batchStart);
-      if (rollBackFailure == null) {
-        throw rethrow(failure); // nothing of the batch is in the file: it may be retried
-      }
-      if (rollBackFailure != failure) {
-        failure.addSuppressed(rollBackFailure);
-      }
-      certainEnd = batchStart; // whatever went out is truncated before the next write
-      unknown = new OutcomeUnknownException("writing the batch failed (" + failure + ") after this item's bytes"
-          + " were handed to the file, and rolling the file back to offset " + batchStart + ", where the batch"
-          + " began, failed too (" + rollBackFailure + "): the item may be in the file, wholly or in part; the"
-          + " sink truncates the file back to that offset before it writes anything else", failure);
-    } else {
-      target.breakWith(failure);
-      certainEnd = target.isStream() ? batchStart : target.position();
-      unknown = new OutcomeUnknownException("the write to the " + target.kind() + " failed (" + failure + ") after"
-          + " this item's bytes were handed to it: they may have gone out, wholly or in part", failure);
+    OutcomeUnknownException unknown = target.afterFailure(batchStart, failure);
+    if (unknown == null) {
+      throw rethrow(failure); // rolled back: nothing of the batch is in the file, and it may be retried
     }
+    // a file not rolled back is truncated before the next write; a stream holds nothing for sure unflushed
+    long certainEnd = target.isFile() || target.isStream() ? batchStart : target.position();
     for (int i = 0; i < batch.size(); i++) {
       if (i >= placed) {
         batch.fail(i, failure); // never handed over

@@ -2,6 +2,7 @@ package dev.ringbatch.sink;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.ringbatch.OutcomeUnknownException;
 import dev.ringbatch.internal.Checks;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -113,9 +114,28 @@ final class ByteTarget {
         + " unknown; close this sink and build a new one", brokenBy);
   }
 
-  /** A stream or other channel failed after bytes of a batch were handed over: later batches are refused. */
-  void breakWith(Throwable failure) {
-    broken = failure;
+  /**
+   * After the batch that began at {@code batchStart} failed with {@code failure} once bytes of it were handed
+   * over: rolls a file back, and returns null if that worked; else returns what each item whose bytes were handed
+   * over is told. A stream or other channel cannot be rolled back: it is broken, and later batches are refused.
+   */
+  @Nullable OutcomeUnknownException afterFailure(long batchStart, Throwable failure) {
+    if (file == null) {
+      broken = failure;
+      return new OutcomeUnknownException("the write to the " + kind() + " failed (" + failure + ") after this"
+          + " item's bytes were handed to it: they may have gone out, wholly or in part", failure);
+    }
+    Throwable rollBackFailure = rollBack(batchStart);
+    if (rollBackFailure == null) {
+      return null;
+    }
+    if (rollBackFailure != failure) {
+      failure.addSuppressed(rollBackFailure);
+    }
+    return new OutcomeUnknownException("writing the batch failed (" + failure + ") after this item's bytes were"
+        + " handed to the file, and rolling the file back to offset " + batchStart + ", where the batch began,"
+        + " failed too (" + rollBackFailure + "): the item may be in the file, wholly or in part; the sink"
+        + " truncates the file back to that offset before it writes anything else", failure);
   }
 
   private IllegalStateException closedFailure() {
@@ -223,7 +243,7 @@ final class ByteTarget {
    * set aside meanwhile (and restored): on an interruptible channel it would close the channel instead. After
    * {@link #close()}, truncates nothing: the close truncated the batch away, or returns why it could not.
    */
-  @Nullable Throwable rollBack(long offset) {
+  private @Nullable Throwable rollBack(long offset) {
     lock.lock();
     boolean interrupted = Thread.interrupted();
     try {
