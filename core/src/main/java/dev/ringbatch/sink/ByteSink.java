@@ -25,7 +25,10 @@ import org.jspecify.annotations.Nullable;
  * buffer goes out in a single write call whenever it fills and once at the end of the batch. With
  * {@link Builder#fsync(boolean) fsync}, a file is forced to disk once per batch (group commit), so that
  * every item's future completes only after its bytes are durable, at the price of one {@code fsync} for
- * the whole batch instead of one per item.
+ * the whole batch instead of one per item. A file's {@code fsync} does not make the name of a new file durable:
+ * when {@code toFile} creates the file (or creates it again, reopening it after an interrupt), the sink also
+ * forces its parent directory, once, before any item is told written; not on Windows, which cannot open a
+ * directory to force it ({@link #directoryForces()}).
  *
  * <p>Each item's result is the offset of its first byte: in the file for {@link #toFile toFile} and for a
  * {@link FileChannel} given to {@link #toChannel toChannel}; for a stream or another channel, in everything
@@ -114,7 +117,7 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     this.buffer = builder.stream != null
         ? RecordEncoder.heap(builder.bufferSize) : RecordEncoder.direct(builder.bufferSize);
     if (builder.path != null) {
-      this.target = ByteTarget.appendTo(builder.path, builder.fsync);
+      this.target = ByteTarget.appendTo(builder.path, builder.fsync, builder.directories);
     } else if (builder.stream != null) {
       this.target = ByteTarget.of(builder.stream);
     } else {
@@ -156,6 +159,7 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     private int bufferSize = DEFAULT_BUFFER_SIZE;
     private int maxRecordBytes = DEFAULT_MAX_RECORD_BYTES;
     private boolean fsync;
+    private OwnedFile.DirectoryOpener directories = OwnedFile.READ_DIRECTORY;
 
     private Builder(Encoder<? super T> encoder) {
       this.encoder = requireNonNull(encoder, "encoder");
@@ -206,9 +210,15 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
       return this;
     }
 
-    /** Forces the file to disk once per batch, before the batch's futures complete. Default off. */
+    /** Forces the file once per batch (a new file's directory once) before its futures complete. Default off. */
     public Builder<T> fsync(boolean fsync) {
       this.fsync = fsync;
+      return this;
+    }
+
+    /** Test seam: how the directory of a file the sink created is opened, to be forced. */
+    Builder<T> directoryOpener(OwnedFile.DirectoryOpener directories) {
+      this.directories = requireNonNull(directories, "directories");
       return this;
     }
 
@@ -364,6 +374,14 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
    */
   public long forces() {
     return target.forces();
+  }
+
+  /**
+   * Directory {@code fsync}s made so far, when enabled: one after the sink created its file (or created it again,
+   * reopening it after an interrupt), before the next batch is told written; always 0 on Windows.
+   */
+  public long directoryForces() {
+    return target.directoryForces();
   }
 
   /**

@@ -10,7 +10,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
@@ -37,7 +36,7 @@ final class ByteTarget {
   private @Nullable WritableByteChannel channel;
   private @Nullable FileChannel file;
   /** The file, when the sink opened it ({@code ByteSink.toFile}) and may therefore reopen it. */
-  private final @Nullable Path path;
+  private final @Nullable OwnedFile owned;
   private final @Nullable OutputStream stream;
   private final boolean fsync;
   /** Where the next byte lands: bytes taken by write calls that returned (for a file, its offset). */
@@ -53,23 +52,20 @@ final class ByteTarget {
   private long writeCalls;
   private long forces;
 
-  private ByteTarget(@Nullable WritableByteChannel channel, @Nullable Path path, @Nullable OutputStream stream,
+  private ByteTarget(@Nullable WritableByteChannel channel, @Nullable OwnedFile owned, @Nullable OutputStream stream,
       boolean fsync, long position) {
     this.channel = channel;
-    this.path = path;
+    this.owned = owned;
     this.file = channel instanceof FileChannel fc ? fc : null;
     this.stream = stream;
     this.fsync = fsync;
     this.position = position;
   }
 
-  static ByteTarget appendTo(Path path, boolean fsync) throws IOException {
-    FileChannel opened = open(path);
-    return new ByteTarget(opened, path, null, fsync, opened.size());
-  }
-
-  private static FileChannel open(Path path) throws IOException {
-    return FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+  static ByteTarget appendTo(Path path, boolean fsync, OwnedFile.DirectoryOpener directories) throws IOException {
+    OwnedFile owned = new OwnedFile(path, fsync, directories);
+    FileChannel opened = owned.open();
+    return new ByteTarget(opened, owned, null, fsync, opened.size());
   }
 
   static ByteTarget of(OutputStream stream) {
@@ -165,6 +161,10 @@ final class ByteTarget {
     return forces;
   }
 
+  long directoryForces() {
+    return owned == null ? 0 : owned.directoryForces();
+  }
+
   /** Starts a batch at {@link #position()}; first truncates a file whose earlier rollback failed. */
   void beginBatch() throws IOException {
     lock.lock();
@@ -231,6 +231,9 @@ final class ByteTarget {
           forces++;
         }
       }
+      if (owned != null) {
+        owned.syncDirectory(); // with fsync, once after the sink created the file: before any item is told written
+      }
       inBatch = false;
     } finally {
       lock.unlock();
@@ -272,8 +275,8 @@ final class ByteTarget {
    */
   private FileChannel openFile() throws IOException {
     FileChannel target = requireNonNull(file, "file");
-    if (!target.isOpen() && path != null) {
-      target = open(path);
+    if (!target.isOpen() && owned != null) {
+      target = owned.open();
       file = target;
       channel = target;
     }
