@@ -25,7 +25,10 @@ import org.jspecify.annotations.Nullable;
  * buffer goes out in a single write call whenever it fills and once at the end of the batch. With
  * {@link Builder#fsync(boolean) fsync}, a file is forced to disk once per batch (group commit), so that
  * every item's future completes only after its bytes are durable, at the price of one {@code fsync} for
- * the whole batch instead of one per item.
+ * the whole batch instead of one per item. A file's {@code fsync} does not make the name of a new file durable:
+ * when {@code toFile} creates the file (or creates it again, reopening it after an interrupt), the sink also
+ * forces its parent directory, once, before any item is told written; not on Windows, which cannot open a
+ * directory to force it ({@link #directoryForces()}).
  *
  * <p>Each item's result is the offset of its first byte: in the file for {@link #toFile toFile} and for a
  * {@link FileChannel} given to {@link #toChannel toChannel}; for a stream or another channel, in everything
@@ -61,8 +64,14 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  * A channel write that accepts no bytes counts as a failed write: the sink needs blocking channels.
  *
- * <p>The sink must be the only writer of its file, stream or channel. Not thread-safe: the sink of one
- * batcher, called on its consumer thread. {@link #close()} it after the batcher is closed.
+ * <h2>Threads and closing</h2>
+ * The sink must be the only writer of its file, stream or channel. Not thread-safe but for {@link #close()}: the
+ * sink of one batcher, called on its consumer thread. Close it after the batcher. A batcher's close that times out
+ * abandons the batch in the sink but cannot stop its consumer, which goes on once the encoder (or a blocked write)
+ * returns, so {@code close()} may run in the middle of a batch: it waits for a file write or {@code fsync} in
+ * progress (a stream or other channel is closed at once), truncates a file back to where that batch began, and
+ * closes. From then on the sink never writes to, truncates or reopens its file, where a new sink may be writing: the
+ * rest of that batch, and any later one, fails unwritten with an {@link IllegalStateException} saying it is closed.
  *
  * @param <T> the item type
  */
@@ -101,7 +110,6 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
   private long[] starts = new long[16];
   private long[] ends = new long[16];
   private int placed;
-  private @Nullable Throwable broken;
 
   private ByteSink(Builder<T> builder) throws IOException {
     this.records = new RecordEncoder<>(builder.encoder, builder.maxRecordBytes);
@@ -109,7 +117,7 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     this.buffer = builder.stream != null
         ? RecordEncoder.heap(builder.bufferSize) : RecordEncoder.direct(builder.bufferSize);
     if (builder.path != null) {
-      this.target = ByteTarget.appendTo(builder.path, builder.fsync);
+      this.target = ByteTarget.appendTo(builder.path, builder.fsync, builder.directories);
     } else if (builder.stream != null) {
       this.target = ByteTarget.of(builder.stream);
     } else {
@@ -151,6 +159,7 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     private int bufferSize = DEFAULT_BUFFER_SIZE;
     private int maxRecordBytes = DEFAULT_MAX_RECORD_BYTES;
     private boolean fsync;
+    private OwnedFile.DirectoryOpener directories = OwnedFile.READ_DIRECTORY;
 
     private Builder(Encoder<? super T> encoder) {
       this.encoder = requireNonNull(encoder, "encoder");
@@ -201,9 +210,15 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
       return this;
     }
 
-    /** Forces the file to disk once per batch, before the batch's futures complete. Default off. */
+    /** Forces the file once per batch (a new file's directory once) before its futures complete. Default off. */
     public Builder<T> fsync(boolean fsync) {
       this.fsync = fsync;
+      return this;
+    }
+
+    /** Test seam: how the directory of a file the sink created is opened, to be forced. */
+    Builder<T> directoryOpener(OwnedFile.DirectoryOpener directories) {
+      this.directories = requireNonNull(directories, "directories");
       return this;
     }
 
@@ -232,11 +247,8 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
   @Override
   public void write(Batch<T, Long> batch) throws IOException {
     int size = batch.size();
-    Throwable brokenBy = broken;
-    if (brokenBy != null) {
-      IllegalStateException refused = new IllegalStateException("ByteSink is broken: a write to its "
-          + target.kind() + " failed (" + brokenBy + ") after bytes of a batch may have gone out, so the offset of"
-          + " every later item is unknown; close this sink and build a new one", brokenBy);
+    IllegalStateException refused = target.refusal();
+    if (refused != null) {
       for (int i = 0; i < size; i++) {
         batch.fail(i, refused);
       }
@@ -255,7 +267,7 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
         place(batch, i);
       }
       drain();
-      target.endBatch(batchStart);
+      target.endBatch();
     } catch (Throwable failure) { // a write, flush or force failed: encoders' throwables fail their items alone
       failed(batch, batchStart, failure);
       return;
@@ -318,27 +330,12 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
     if (handedEnd == batchStart) {
       throw rethrow(failure); // nothing handed over: the position is known, and the batch may be retried
     }
-    OutcomeUnknownException unknown;
-    long certainEnd;
-    if (target.isFile()) {
-      Throwable rollBackFailure = target.rollBack(batchStart);
-      if (rollBackFailure == null) {
-        throw rethrow(failure); // nothing of the batch is in the file: it may be retried
-      }
-      if (rollBackFailure != failure) {
-        failure.addSuppressed(rollBackFailure);
-      }
-      certainEnd = batchStart; // whatever went out is truncated before the next write
-      unknown = new OutcomeUnknownException("writing the batch failed (" + failure + ") after this item's bytes"
-          + " were handed to the file, and rolling the file back to offset " + batchStart + ", where the batch"
-          + " began, failed too (" + rollBackFailure + "): the item may be in the file, wholly or in part; the"
-          + " sink truncates the file back to that offset before it writes anything else", failure);
-    } else {
-      broken = failure;
-      certainEnd = target.isStream() ? batchStart : target.position();
-      unknown = new OutcomeUnknownException("the write to the " + target.kind() + " failed (" + failure + ") after"
-          + " this item's bytes were handed to it: they may have gone out, wholly or in part", failure);
+    OutcomeUnknownException unknown = target.afterFailure(batchStart, failure);
+    if (unknown == null) {
+      throw rethrow(failure); // rolled back: nothing of the batch is in the file, and it may be retried
     }
+    // a file not rolled back is truncated before the next write; a stream holds nothing for sure unflushed
+    long certainEnd = target.isFile() || target.isStream() ? batchStart : target.position();
     for (int i = 0; i < batch.size(); i++) {
       if (i >= placed) {
         batch.fail(i, failure); // never handed over
@@ -380,8 +377,17 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
   }
 
   /**
-   * Closes the file, stream or channel; for a file whose rollback failed earlier, truncates it back first. Call it
-   * after the batcher that uses this sink is closed.
+   * Directory {@code fsync}s made so far, when enabled: one after the sink created its file (or created it again,
+   * reopening it after an interrupt), before the next batch is told written; always 0 on Windows.
+   */
+  public long directoryForces() {
+    return target.directoryForces();
+  }
+
+  /**
+   * Closes the file, stream or channel; for a file whose rollback failed earlier, or which a batch in progress has
+   * written to, truncates it back first. Call it after the batcher that uses this sink is closed; any thread may,
+   * even while a batch is being written (see the class comment). Idempotent.
    *
    * @throws IOException if that truncation or the close fails (the target is closed in any case)
    */

@@ -2,6 +2,7 @@ package dev.ringbatch.sink;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.ringbatch.OutcomeUnknownException;
 import dev.ringbatch.internal.Checks;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -9,20 +10,33 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The stream, channel or file a {@link ByteSink} writes to. It writes whole buffers, knows the offset where the
  * next byte lands and how far the current batch was handed over, and rolls a file back to an offset. Called on
- * the sink's consumer thread only, and by {@link #close()} after the batcher has stopped it.
+ * the sink's consumer thread, and by {@link #close()} on any thread, possibly while the consumer is still in a
+ * batch: a batcher's close that timed out abandons the batch, but its consumer goes on when the sink returns.
+ *
+ * <p>So every operation on the target runs under {@link #lock} and first checks {@link #closed}. {@code close()}
+ * of a file takes the lock too: it waits for a write, force or truncation in progress, truncates away what an
+ * unfinished batch had handed over, and closes. After that nothing writes to, truncates or reopens the file (where
+ * another sink may be writing by then): a late operation throws an {@link IllegalStateException} instead. A stream
+ * or other channel is closed without the lock, so that a write blocked in it fails rather than holds the close.
  */
 final class ByteTarget {
+  private final ReentrantLock lock = new ReentrantLock();
+  /**
+   * Set by {@link #close()}. For a file it is written under the lock, which each operation holds while it checks the
+   * flag and acts; volatile for a stream or other channel, whose close does not take the lock.
+   */
+  private volatile boolean closed;
   /** Replaced only when an owned file's channel was closed by an interrupt and is reopened. */
   private @Nullable WritableByteChannel channel;
   private @Nullable FileChannel file;
   /** The file, when the sink opened it ({@code ByteSink.toFile}) and may therefore reopen it. */
-  private final @Nullable Path path;
+  private final @Nullable OwnedFile owned;
   private final @Nullable OutputStream stream;
   private final boolean fsync;
   /** Where the next byte lands: bytes taken by write calls that returned (for a file, its offset). */
@@ -30,26 +44,28 @@ final class ByteTarget {
   /** The end of the bytes handed to write calls since {@link #beginBatch}, whether the calls returned or not. */
   private long handedEnd;
   private boolean rollBackPending;
+  /** Where the current batch began; in a batch from {@link #beginBatch} until it is written or rolled back. */
+  private long batchStart;
+  private boolean inBatch;
+  /** Why a stream or other channel no longer takes batches: a write failed after bytes may have gone out. */
+  private @Nullable Throwable broken;
   private long writeCalls;
   private long forces;
 
-  private ByteTarget(@Nullable WritableByteChannel channel, @Nullable Path path, @Nullable OutputStream stream,
+  private ByteTarget(@Nullable WritableByteChannel channel, @Nullable OwnedFile owned, @Nullable OutputStream stream,
       boolean fsync, long position) {
     this.channel = channel;
-    this.path = path;
+    this.owned = owned;
     this.file = channel instanceof FileChannel fc ? fc : null;
     this.stream = stream;
     this.fsync = fsync;
     this.position = position;
   }
 
-  static ByteTarget appendTo(Path path, boolean fsync) throws IOException {
-    FileChannel opened = open(path);
-    return new ByteTarget(opened, path, null, fsync, opened.size());
-  }
-
-  private static FileChannel open(Path path) throws IOException {
-    return FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+  static ByteTarget appendTo(Path path, boolean fsync, OwnedFile.DirectoryOpener directories) throws IOException {
+    OwnedFile owned = new OwnedFile(path, fsync, directories);
+    FileChannel opened = owned.open();
+    return new ByteTarget(opened, owned, null, fsync, opened.size());
   }
 
   static ByteTarget of(OutputStream stream) {
@@ -78,9 +94,55 @@ final class ByteTarget {
     return file != null;
   }
 
-  /** What the target is, for messages: "OutputStream" or "WritableByteChannel". */
+  /** What the target is, for messages: "file", "OutputStream" or "WritableByteChannel". */
   String kind() {
-    return stream != null ? "OutputStream" : "WritableByteChannel";
+    return file != null ? "file" : stream != null ? "OutputStream" : "WritableByteChannel";
+  }
+
+  /** Why the sink takes no more batches (closed, or a stream or channel broken), or null if it takes them. */
+  @Nullable IllegalStateException refusal() {
+    Throwable brokenBy = broken;
+    if (closed) {
+      return closedFailure();
+    }
+    return brokenBy == null ? null : new IllegalStateException("ByteSink is broken: a write to its " + kind()
+        + " failed (" + brokenBy + ") after bytes of a batch may have gone out, so the offset of every later item is"
+        + " unknown; close this sink and build a new one", brokenBy);
+  }
+
+  /**
+   * After the batch that began at {@code batchStart} failed with {@code failure} once bytes of it were handed
+   * over: rolls a file back, and returns null if that worked; else returns what each item whose bytes were handed
+   * over is told. A stream or other channel cannot be rolled back: it is broken, and later batches are refused.
+   */
+  @Nullable OutcomeUnknownException afterFailure(long batchStart, Throwable failure) {
+    if (file == null) {
+      broken = failure;
+      return new OutcomeUnknownException("the write to the " + kind() + " failed (" + failure + ") after this"
+          + " item's bytes were handed to it: they may have gone out, wholly or in part", failure);
+    }
+    Throwable rollBackFailure = rollBack(batchStart);
+    if (rollBackFailure == null) {
+      return null;
+    }
+    if (rollBackFailure != failure) {
+      failure.addSuppressed(rollBackFailure);
+    }
+    return new OutcomeUnknownException("writing the batch failed (" + failure + ") after this item's bytes were"
+        + " handed to the file, and rolling the file back to offset " + batchStart + ", where the batch began,"
+        + " failed too (" + rollBackFailure + "): the item may be in the file, wholly or in part; the sink"
+        + " truncates the file back to that offset before it writes anything else", failure);
+  }
+
+  private IllegalStateException closedFailure() {
+    return new IllegalStateException("ByteSink is closed: it writes nothing more to its " + kind());
+  }
+
+  /** Throws if the sink is closed; called holding the lock, before the target is touched. */
+  private void requireOpen() {
+    if (closed) {
+      throw closedFailure();
+    }
   }
 
   long position() {
@@ -99,18 +161,40 @@ final class ByteTarget {
     return forces;
   }
 
+  long directoryForces() {
+    return owned == null ? 0 : owned.directoryForces();
+  }
+
   /** Starts a batch at {@link #position()}; first truncates a file whose earlier rollback failed. */
   void beginBatch() throws IOException {
-    if (rollBackPending) {
-      finishPendingRollBack();
-    } else if (file != null) {
-      openFile(); // closed by an interrupt after its batch was written: nothing to roll back
+    lock.lock();
+    try {
+      requireOpen();
+      if (rollBackPending) {
+        finishPendingRollBack();
+      } else if (file != null) {
+        openFile(); // closed by an interrupt after its batch was written: nothing to roll back
+      }
+      batchStart = position;
+      handedEnd = position;
+      inBatch = true;
+    } finally {
+      lock.unlock();
     }
-    handedEnd = position;
   }
 
   /** Writes all of {@code source}, from its position to its limit; a stream's buffers must be heap buffers. */
   void write(ByteBuffer source) throws IOException {
+    lock.lock();
+    try {
+      requireOpen();
+      writeAll(source);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void writeAll(ByteBuffer source) throws IOException {
     int length = source.remaining();
     handedEnd = position + length;
     if (stream != null) {
@@ -134,29 +218,45 @@ final class ByteTarget {
   }
 
   /** Ends a batch that began at {@code batchStart}: flushes a stream, forces a file with fsync, if it wrote. */
-  void endBatch(long batchStart) throws IOException {
-    if (position == batchStart) {
-      return;
-    }
-    if (stream != null) {
-      stream.flush();
-    }
-    if (fsync) {
-      requireNonNull(file, "file").force(false);
-      forces++;
+  void endBatch() throws IOException {
+    lock.lock();
+    try {
+      requireOpen(); // a closed sink's late batch fails whole, even one that wrote nothing
+      if (position != batchStart) {
+        if (stream != null) {
+          stream.flush();
+        }
+        if (fsync) {
+          requireNonNull(file, "file").force(false);
+          forces++;
+        }
+      }
+      if (owned != null) {
+        owned.syncDirectory(); // with fsync, once after the sink created the file: before any item is told written
+      }
+      inBatch = false;
+    } finally {
+      lock.unlock();
     }
   }
 
   /**
    * Truncates the file back to {@code offset} (and forces that, with fsync). Returns null if done; else what
    * failed, and then the next batch (or {@link #close()}) tries again before it writes. A pending interrupt is
-   * set aside meanwhile (and restored): on an interruptible channel it would close the channel instead.
+   * set aside meanwhile (and restored): on an interruptible channel it would close the channel instead. After
+   * {@link #close()}, truncates nothing: the close truncated the batch away, or returns why it could not.
    */
-  @Nullable Throwable rollBack(long offset) {
-    position = offset;
+  private @Nullable Throwable rollBack(long offset) {
+    lock.lock();
     boolean interrupted = Thread.interrupted();
     try {
+      if (closed) {
+        return rollBackPending ? new IllegalStateException("ByteSink was closed, and could not truncate its file"
+            + " back to offset " + position + ", where the unfinished batch began (see what close() threw)") : null;
+      }
+      position = offset;
       truncate();
+      inBatch = false;
       return null;
     } catch (Throwable t) { // the caller reports it to each item whose outcome it leaves unknown
       rollBackPending = true;
@@ -165,6 +265,7 @@ final class ByteTarget {
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
+      lock.unlock();
     }
   }
 
@@ -174,8 +275,8 @@ final class ByteTarget {
    */
   private FileChannel openFile() throws IOException {
     FileChannel target = requireNonNull(file, "file");
-    if (!target.isOpen() && path != null) {
-      target = open(path);
+    if (!target.isOpen() && owned != null) {
+      target = owned.open();
       file = target;
       channel = target;
     }
@@ -206,18 +307,36 @@ final class ByteTarget {
     }
   }
 
-  /** Closes the target; first truncates a file whose rollback failed. The target is closed in any case. */
+  /**
+   * Closes the target, at once; a file first truncated back to where an unfinished batch began (whose items will
+   * fail as closed) or where a failed rollback left it. Idempotent; the target is closed in any case.
+   */
   void close() throws IOException {
-    if (stream != null) {
-      stream.close();
+    if (file == null) {
+      closed = true;
+      if (stream != null) {
+        stream.close();
+      } else {
+        requireNonNull(channel, "channel").close();
+      }
       return;
     }
+    lock.lock();
     try {
-      if (rollBackPending) {
+      if (!closed && inBatch && handedEnd > batchStart) {
+        position = batchStart;
+        rollBackPending = true;
+      }
+      if (!closed && rollBackPending) {
         finishPendingRollBack();
       }
     } finally {
-      requireNonNull(channel, "channel").close();
+      closed = true;
+      try {
+        requireNonNull(channel, "channel").close();
+      } finally {
+        lock.unlock();
+      }
     }
   }
 }

@@ -77,4 +77,21 @@ class ByteSinkInterruptTest {
       assertThat(thrown).isNotNull();
     } // and close() succeeds: it no longer has a failed truncation to finish
   }
+
+  @Test
+  void fsync_fileGoneWhenReopened_createdAgain_itsDirectoryForced() throws Exception {
+    Path file = dir.resolve("log");
+    Files.createFile(file);
+    try (ByteSink<String> sink = ByteSink.toFile(file, LINES).fsync(true).build()) {
+      Files.delete(file); // the sink's channel still holds the old file
+      writeInterrupted(sink, RecordingBatch.of("poke")); // the rollback reopens the path: a new file
+
+      RecordingBatch<String, Long> next = RecordingBatch.of("c");
+      sink.write(next);
+
+      assertThat(next.completed()).containsEntry(0, 0L);
+      assertThat(sink.directoryForces()).isEqualTo(1); // the file existed when built: only the new one's entry
+    }
+    assertThat(Files.readString(file)).isEqualTo("c\n");
+  }
 }

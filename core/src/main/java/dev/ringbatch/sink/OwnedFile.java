@@ -1,0 +1,78 @@
+package dev.ringbatch.sink;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * The file a {@code ByteSink.toFile} sink opens itself, by path, and opens again when an interrupt closed its
+ * channel. With fsync, forcing a file it created is not enough: {@code fsync} of a file does not make durable the
+ * directory entry that names it, so after a power loss the file, and every record told durable, could be gone. The
+ * parent directory is therefore forced once after the sink creates the file (or creates it again on a reopen),
+ * before any item written after that is told so. Called under {@code ByteTarget}'s lock.
+ */
+final class OwnedFile {
+  /** Opens a directory so that it can be forced; replaced in tests to observe the force. */
+  @FunctionalInterface
+  interface DirectoryOpener {
+    FileChannel open(Path directory) throws IOException;
+  }
+
+  static final DirectoryOpener READ_DIRECTORY = directory -> FileChannel.open(directory, StandardOpenOption.READ);
+
+  /**
+   * Whether a directory can be opened as a channel to be forced. Not on Windows, where that open throws: there the
+   * directory is not forced, and a new file's name is as durable as the file system makes it without.
+   */
+  private static final boolean DIRECTORIES_FORCEABLE = !System.getProperty("os.name", "").startsWith("Windows");
+
+  private final Path path;
+  private final boolean fsync;
+  private final DirectoryOpener directories;
+  /** A file the sink created is not yet durably named in its directory. */
+  private boolean directoryUnsynced;
+  private long directoryForces;
+
+  OwnedFile(Path path, boolean fsync, DirectoryOpener directories) {
+    this.path = path;
+    this.fsync = fsync;
+    this.directories = requireNonNull(directories, "directories");
+  }
+
+  /** Opens the file for appending, creating it if it does not exist. */
+  FileChannel open() throws IOException {
+    try {
+      FileChannel created = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+          StandardOpenOption.APPEND);
+      directoryUnsynced = fsync && DIRECTORIES_FORCEABLE;
+      return created;
+    } catch (FileAlreadyExistsException exists) { // the usual case on a reopen: the file is there, named durably
+      // CREATE still, for a symbolic link to a file that does not exist yet, which CREATE_NEW refuses
+      return FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+    }
+  }
+
+  /** Forces the parent directory if the file was created since it was last forced; a no-op otherwise. */
+  void syncDirectory() throws IOException {
+    if (!directoryUnsynced) {
+      return;
+    }
+    Path parent = requireNonNull(path.toAbsolutePath().getParent(), "parent");
+    try (FileChannel directory = directories.open(parent)) {
+      directory.force(true);
+    } catch (IOException e) {
+      throw new IOException("cannot force the directory " + parent + " after creating " + path.getFileName()
+          + " in it, so the file's name is not yet durable: " + e, e);
+    }
+    directoryUnsynced = false;
+    directoryForces++;
+  }
+
+  long directoryForces() {
+    return directoryForces;
+  }
+}
