@@ -143,6 +143,31 @@ public interface Batcher<T, R> extends AutoCloseable {
   R submitAndWait(T item) throws InterruptedException;
 
   /**
+   * Submits an item and waits at most {@code timeout} for its result: {@link #submitAndWait(Object)} with a
+   * bound, for a caller that must not wait on a hung sink. The bound covers the whole call: under
+   * {@link OverflowPolicy#BLOCK} the wait for room lasts at most the shorter of {@code timeout} and
+   * {@link BatcherConfig#submitTimeout()} (then {@link BatcherFullException}, and the item is not accepted).
+   *
+   * <p><b>An item whose caller stopped waiting</b> ({@link java.util.concurrent.TimeoutException}) is still accepted: it is written or
+   * failed exactly once, like any other, and counted in {@link #stats()} and the recorders; only its result is
+   * not delivered. A caller that needs the eventual outcome uses {@link #submit} and waits on the future with its
+   * own timeout instead.
+   *
+   * @return the sink's result for the item
+   * @throws java.util.concurrent.TimeoutException if the result did not come within {@code timeout}
+   * @throws BatchWriteException if the sink failed the item (the sink's exception is the cause)
+   * @throws BatcherFullException if the ring was full
+   * @throws BatcherClosedException if the batcher is closing or closed, or abandoned the item
+   * @throws InterruptedException if interrupted while waiting for room or for the result; an item already
+   *     accepted is still written
+   * @throws IllegalArgumentException if {@code timeout} is negative
+   * @throws IllegalStateException if called on the batcher's own consumer thread
+   * @throws NullPointerException if {@code item} or {@code timeout} is null
+   */
+  R submitAndWait(T item, java.time.Duration timeout) throws InterruptedException,
+      java.util.concurrent.TimeoutException;
+
+  /**
    * Submits an item for which the caller needs no result (a log line, a metric). It allocates nothing per
    * item. Follows the {@linkplain BatcherConfig#overflowPolicy() overflow policy}: under {@code BLOCK} it
    * waits for room up to the submit timeout.

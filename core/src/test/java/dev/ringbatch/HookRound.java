@@ -341,7 +341,8 @@ final class HookRound {
     boolean consumer = onConsumerThread();
     waitingThreads.add(Thread.currentThread());
     try {
-      told.complete(b.submitAndWait(id));
+      // Every other call takes the bounded wait, generous enough never to run out unless something hangs.
+      told.complete(id % 2 == 0 ? b.submitAndWait(id) : b.submitAndWait(id, java.time.Duration.ofSeconds(20)));
       if (consumer) {
         violation("submitAndWait-on-consumer-did-not-throw", origin);
       }
@@ -351,6 +352,8 @@ final class HookRound {
       told.completeExceptionally(e.getCause() instanceof BatcherFullException full ? full
           : new OutcomeUnknownException("hookchaos: interrupted while waiting", e));
       Thread.currentThread().interrupt();
+    } catch (TimeoutException e) {
+      told.completeExceptionally(new OutcomeUnknownException("hookchaos: the bounded wait ran out", e));
     } catch (IllegalStateException e) {
       told.completeExceptionally(consumer && !(e instanceof BatcherClosedException)
           ? new BatcherFullException(name, ringSize, RejectionReason.FULL, "refused on the consumer") : e);

@@ -24,6 +24,8 @@ import dev.ringbatch.stats.StatsRecorder;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.ThreadFactory;
 import org.jspecify.annotations.Nullable;
 
@@ -144,14 +146,19 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public CompletableFuture<R> submit(T item) {
+    return submit(item, Long.MAX_VALUE);
+  }
+
+  /** Submits {@code item}, waiting for room (under {@code BLOCK}) at most {@code maxWaitNanos}. */
+  private CompletableFuture<R> submit(T item, long maxWaitNanos) {
     requireNonNull(item, "item");
     long weight = weigh(item);
     CompletableFuture<R> future = new CompletableFuture<>();
     @SuppressWarnings("unchecked")
     CompletableFuture<Object> untyped = (CompletableFuture<Object>) future;
-    long sequence = gate.accept(item, untyped, weight);
+    long sequence = gate.accept(item, untyped, weight, maxWaitNanos);
     if (sequence < 0) {
-      future.completeExceptionally(gate.rejection(sequence));
+      future.completeExceptionally(gate.rejection(sequence, maxWaitNanos));
     }
     return future;
   }
@@ -164,12 +171,47 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public R submitAndWait(T item) throws InterruptedException {
+    requireNotConsumer();
+    try {
+      return outcome(submit(item), -1, Duration.ZERO);
+    } catch (TimeoutException impossible) {
+      throw new AssertionError("no timeout was set", impossible);
+    }
+  }
+
+  @Override
+  public R submitAndWait(T item, Duration timeout) throws InterruptedException, TimeoutException {
+    Checks.requireNonNegative("timeout", timeout);
+    requireNotConsumer();
+    long start = System.nanoTime();
+    long nanos = Checks.saturatedNanos(timeout);
+    CompletableFuture<R> future = submit(item, nanos);
+    long left = nanos - (System.nanoTime() - start);
+    return outcome(future, Math.max(0, left), timeout);
+  }
+
+  private void requireNotConsumer() {
     requireState(!consumers.contains(Thread.currentThread()),
         "submitAndWait must not be called on the consumer thread of batcher '%s' (for example from its sink):"
             + " it would wait for itself; use submit or offer", name);
-    CompletableFuture<R> future = submit(item);
+  }
+
+  /** Waits for {@code future} (at most {@code nanos}, or without bound if negative) and unwraps its failure. */
+  private R outcome(CompletableFuture<R> future, long nanos, Duration timeout)
+      throws InterruptedException, TimeoutException {
     try {
-      return future.get();
+      if (nanos < 0) {
+        return future.get();
+      }
+      try {
+        return future.get(nanos, TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        TimeoutException timedOut = new TimeoutException("batcher '" + name + "' gave no result for the item within"
+            + " " + timeout + "; the item was accepted and is still written or failed exactly once, and counted in"
+            + " stats()");
+        timedOut.initCause(e);
+        throw timedOut;
+      }
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof BatcherFullException full) {

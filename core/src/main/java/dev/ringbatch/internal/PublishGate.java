@@ -80,6 +80,14 @@ final class PublishGate {
    * {@code REJECTED_*} code (already counted) if it was refused.
    */
   long accept(Object item, @Nullable CompletableFuture<Object> future, long weight) {
+    return accept(item, future, weight, submitTimeoutNanos);
+  }
+
+  /**
+   * As {@link #accept(Object, CompletableFuture, long)}, waiting for room (under {@code BLOCK}) at most
+   * {@code maxWaitNanos}, and never longer than the submit timeout.
+   */
+  long accept(Object item, @Nullable CompletableFuture<Object> future, long weight, long maxWaitNanos) {
     // The ticker is user code: read before the claim, so a slow one never holds a claimed, unpublished slot
     // that every later item would wait behind. A wait for room therefore counts as waiting too.
     long stamp = stampItems ? stamp() : SubmissionSlot.NOT_STAMPED;
@@ -89,7 +97,7 @@ final class PublishGate {
     }
     long sequence = tryClaim();
     if (sequence < 0) {
-      sequence = awaitSlot();
+      sequence = awaitSlot(Math.min(maxWaitNanos, submitTimeoutNanos));
       if (sequence < 0) {
         count(reasonOf(sequence));
         return sequence;
@@ -130,7 +138,7 @@ final class PublishGate {
   }
 
   /** The ring is full: applies the overflow policy. Returns a claimed sequence or a {@code REJECTED_*} code. */
-  private long awaitSlot() {
+  private long awaitSlot(long maxWaitNanos) {
     if (state != OPEN) {
       return REJECTED_CLOSED;
     }
@@ -141,7 +149,7 @@ final class PublishGate {
       return REJECTED_FULL;
     }
     long start = System.nanoTime();
-    long deadline = submitTimeoutNanos > Long.MAX_VALUE - start ? Long.MAX_VALUE : start + submitTimeoutNanos;
+    long deadline = maxWaitNanos > Long.MAX_VALUE - start ? Long.MAX_VALUE : start + maxWaitNanos;
     return awaitRoom(deadline, null);
   }
 
@@ -232,12 +240,18 @@ final class PublishGate {
 
   /** The exception that tells a caller why its item, refused with {@code code}, was not accepted. */
   RuntimeException rejection(long code) {
+    return rejection(code, submitTimeoutNanos);
+  }
+
+  /** As {@link #rejection(long)}, for an item that waited for room at most {@code maxWaitNanos}. */
+  RuntimeException rejection(long code, long maxWaitNanos) {
     int capacity = ring.getBufferSize();
     if (code == REJECTED_CLOSED) {
       return new BatcherClosedException(name, capacity, false, "item rejected");
     } else if (code == REJECTED_TIMEOUT) {
       return new BatcherFullException(name, capacity, RejectionReason.TIMEOUT,
-          "item rejected after waiting " + submitTimeout.toMillis() + " ms for room");
+          "item rejected after waiting " + Duration.ofNanos(Math.min(maxWaitNanos, submitTimeoutNanos)).toMillis()
+              + " ms for room");
     } else if (code == REJECTED_INTERRUPTED) {
       return new BatcherFullException(name, capacity, RejectionReason.INTERRUPTED,
           "item rejected: the producer was interrupted while waiting for room");

@@ -126,6 +126,12 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
   }
 
   @Override
+  public R submitAndWait(T item, java.time.Duration timeout) throws InterruptedException,
+      java.util.concurrent.TimeoutException {
+    return shardFor(item).submitAndWait(item, timeout);
+  }
+
+  @Override
   public boolean offer(T item) {
     return shardFor(item).offer(item);
   }
