@@ -322,6 +322,8 @@ final class ByteTarget {
       return;
     }
     lock.lock();
+    // A pending interrupt would close the channel under the truncation (ClosedByInterruptException): set aside
+    boolean interrupted = Thread.interrupted();
     try {
       if (!closed && inBatch && handedEnd > batchStart) {
         position = batchStart;
@@ -336,6 +338,9 @@ final class ByteTarget {
         requireNonNull(channel, "channel").close();
       } finally {
         lock.unlock();
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
       }
     }
   }

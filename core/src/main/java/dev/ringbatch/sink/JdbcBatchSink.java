@@ -124,8 +124,9 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
    * ({@link Statement#setQueryTimeout}, in whole seconds, rounded up). A statement that runs longer is
    * cancelled by the database and rolled back: the whole batch fails at once with the driver's error (SQLState
    * {@code 57014} on PostgreSQL), nothing of it written, and a {@link dev.ringbatch.RetryPolicy} may retry it.
-   * It does not bound a reply lost on the network: set the driver's socket timeout for that (pgjdbc's
-   * {@code socketTimeout}), after which the outcome is unknown.
+   * It bounds statements, not the {@code COMMIT} (JDBC has none), nor a reply lost on the network: set the
+   * driver's socket timeout for those (pgjdbc's {@code socketTimeout}); a {@code COMMIT} without a reply is then
+   * outcome unknown.
    *
    * @throws IllegalArgumentException if {@code timeout} is not positive
    */
@@ -173,9 +174,9 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     }
 
     /**
-     * Adds the next array parameter. The column's values are passed to {@link Connection#createArrayOf} in an
-     * array of their most specific common class ({@code byte[][]} for {@code bytea}, {@code UUID[]} for
-     * {@code uuid}), so that the driver encodes each type as its own.
+     * Adds the next array parameter. The column's values are passed to {@link Connection#createArrayOf} as an
+     * {@code Object[]}, or as a {@code byte[][]} when they are {@code byte[]}s ({@code bytea}), which the driver
+     * cannot take inside an {@code Object[]}.
      *
      * @param sqlType the element type for {@link Connection#createArrayOf}, e.g. {@code "bigint"}, {@code "text"}
      * @param value extracts the column's value from an item (boxed; {@code null} for SQL NULL)
@@ -303,17 +304,43 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     if (++deadOnBorrow <= MAX_DEAD_ON_BORROW) {
       return rows; // written again on a fresh connection: nothing reached a live server
     }
+    if (connection.autoCommit()) {
+      // An autocommit statement without a reply may have committed after all (a reply lost, a socket timeout)
+      return unknown(rows, e, "the statement");
+    }
     failOrThrow(rows, e);
     return null;
   }
 
   /** The database refused the statement or a row: fails the whole batch at once, or isolates the row. */
   private int @Nullable [] refused(int[] rows, Throwable e) throws SQLException {
-    if (JdbcFailures.statementLevel(e)) {
+    if (JdbcFailures.statementLevel(e) && (!JdbcFailures.mayBeOneRows(e) || statementRefused())) {
       failStatement(rows, e);
       return null;
     }
     return isolate(rows, e);
+  }
+
+  /**
+   * Whether the statement itself is refused, not one of the rows it carried: an error of a class no row causes in
+   * the usual case (a missing table) can come from one row too (a row-level security policy, a trigger routing a
+   * row to a missing table, a lock on one row's parent). A probe without those rows tells them apart, at the cost
+   * of one or two statements instead of halving down to single rows.
+   */
+  private boolean statementRefused() {
+    int[] sent = batchRows.sentRows();
+    if (sent.length < 2) {
+      return true; // one row: failing it alone or with the batch is the same
+    }
+    Connection c = null;
+    try {
+      c = connection.get();
+      Throwable probe = batchRows.probe(c, connection.statement(), sent);
+      return probe != null && JdbcFailures.statementLevel(probe) && !JdbcFailures.connectionLost(c, probe);
+    } catch (Throwable e) { // the probe could not be run or rolled back: isolate the rows as usual
+      connection.discard();
+      return false;
+    }
   }
 
   /**

@@ -66,6 +66,17 @@ final class JdbcFailures {
     };
   }
 
+  /**
+   * Whether a statement-level error of {@code e}'s class may still come from one row, so that a probe without the
+   * rows should confirm it: syntax or access ({@code 42}: a row-level security policy, or a trigger routing one row
+   * to a missing table) and object state ({@code 55}: a lock on one row's parent). A cancelled or timed-out
+   * statement, a full disk, a read-only database or a serialization failure concern the execution as a whole.
+   */
+  static boolean mayBeOneRows(Throwable e) {
+    String state = state(e);
+    return state != null && (state.startsWith("42") || state.startsWith("55"));
+  }
+
   /** pgjdbc's SQLState for "a result was returned when none was expected". */
   private static final String RETURNED_ROWS = "0100E";
 

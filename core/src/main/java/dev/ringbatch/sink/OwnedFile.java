@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
@@ -51,8 +52,15 @@ final class OwnedFile {
       directoryUnsynced = fsync && DIRECTORIES_FORCEABLE;
       return created;
     } catch (FileAlreadyExistsException exists) { // the usual case on a reopen: the file is there, named durably
-      // CREATE still, for a symbolic link to a file that does not exist yet, which CREATE_NEW refuses
-      return FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+      // CREATE still, for a symbolic link to a file that does not exist yet, which CREATE_NEW refuses: then the
+      // link's target is created here, and its directory needs the force as much
+      boolean existed = Files.exists(path);
+      FileChannel opened = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+          StandardOpenOption.APPEND);
+      if (!existed) {
+        directoryUnsynced = fsync && DIRECTORIES_FORCEABLE;
+      }
+      return opened;
     }
   }
 
@@ -61,7 +69,8 @@ final class OwnedFile {
     if (!directoryUnsynced) {
       return;
     }
-    Path parent = requireNonNull(path.toAbsolutePath().getParent(), "parent");
+    // The directory the file really is in: through a symbolic link (to the file or to a directory on the way)
+    Path parent = requireNonNull(path.toRealPath().getParent(), "parent");
     try (FileChannel directory = directories.open(parent)) {
       directory.force(true);
     } catch (IOException e) {

@@ -100,6 +100,55 @@ final class StatementRows<T> {
     return counts;
   }
 
+  /**
+   * Runs the statement without the rows that failed together, to learn whether the statement itself is refused (a
+   * missing table, a revoked privilege, a read-only database: every execution fails) or some row caused the error
+   * (a row-level security policy, a trigger, a lock on one row's parent: an execution without it succeeds). In an
+   * unnest sink the statement runs with empty arrays; in a rows sink with the first row alone, then the last. Each
+   * probe is rolled back (an empty one writes nothing even in autocommit). Called after the failed attempt was
+   * rolled back.
+   *
+   * @return what the last probe threw, or null if one succeeded: a row caused the error
+   */
+  @Nullable Throwable probe(Connection c, PreparedStatement ps, int[] failed) throws SQLException {
+    if (binder == null) {
+      return probeOnce(c, () -> columns.execute(c, ps, columns.newValues(0), 0));
+    }
+    Throwable first = probeOnce(c, () -> bindOne(ps, failed[0]));
+    return first == null ? null : probeOnce(c, () -> bindOne(ps, failed[failed.length - 1]));
+  }
+
+  private interface Probe {
+    void run() throws Exception;
+  }
+
+  private void bindOne(PreparedStatement ps, int row) throws Exception {
+    StatementBinder<? super T> b = java.util.Objects.requireNonNull(binder, "binder");
+    ps.clearBatch();
+    try {
+      b.bind(ps, current().item(row));
+    } catch (Throwable e) { // the binder threw for this row: the probe tells nothing, so it counts as succeeding
+      ps.clearParameters();
+      return;
+    }
+    ps.addBatch();
+    ps.executeBatch();
+  }
+
+  /** Runs {@code probe} and rolls it back; returns what it threw, or null. A failed rollback is thrown. */
+  private static @Nullable Throwable probeOnce(Connection c, Probe probe) throws SQLException {
+    Throwable failure = null;
+    try {
+      probe.run();
+    } catch (Throwable e) { // the driver's answer is what the probe is for
+      failure = e;
+    }
+    if (!c.getAutoCommit()) {
+      c.rollback();
+    }
+    return failure;
+  }
+
   /** The rows the last statement carried are committed: each is told its count. */
   void completeSent(int[] counts) {
     Batch<T, Integer> b = current();

@@ -71,10 +71,12 @@ final class UnnestColumns<T> {
 
   /**
    * Reads every result of an executed statement: update counts and result sets (read to their end, so that a
-   * statement returning rows is finished, never left half-read). Returns the last count or row count.
+   * statement returning rows is finished, never left half-read). Returns the count or row count of a statement with
+   * one result, or -1.
    */
   private static long reported(PreparedStatement ps, boolean isResultSet) throws SQLException {
     long reported = -1;
+    int results = 0;
     for (boolean resultSet = isResultSet; ; resultSet = ps.getMoreResults()) {
       if (resultSet) {
         long rows = 0;
@@ -87,40 +89,34 @@ final class UnnestColumns<T> {
       } else {
         long count = ps.getUpdateCount();
         if (count == -1) {
-          return reported;
+          return results == 1 ? reported : -1; // several results: which one counts the items is unknown
         }
         reported = count;
       }
+      results++;
     }
   }
 
   /**
-   * The first {@code n} values in an array of their most specific common class ({@code byte[][]} for
-   * {@code bytea}, {@code UUID[]} for {@code uuid}, ...), since drivers pick the element encoding from the
-   * array's type: pgjdbc refuses a {@code byte[]} inside an {@code Object[]}.
+   * The first {@code n} values, in a {@code byte[][]} when every non-null one is a {@code byte[]}: pgjdbc refuses a
+   * {@code byte[]} inside an {@code Object[]}, but encodes a {@code byte[][]} as {@code bytea[]}. Every other column
+   * stays an {@code Object[]}, whose elements the driver writes as text, whatever their class: a typed array would
+   * change how some are written (pgjdbc writes a {@code Boolean[]} as 1 and 0 for any type but {@code bool}).
    */
   static Object[] typed(Object[] values, int n) {
-    Class<?> common = null;
+    boolean bytes = false;
     for (int i = 0; i < n; i++) {
       Object value = values[i];
       if (value != null) {
-        common = common == null ? value.getClass() : commonClass(common, value.getClass());
+        if (!(value instanceof byte[])) {
+          return java.util.Arrays.copyOf(values, n);
+        }
+        bytes = true;
       }
     }
-    Object[] typed = (Object[]) java.lang.reflect.Array.newInstance(common == null ? Object.class : common, n);
+    Object[] typed = bytes ? new byte[n][] : new Object[n];
     System.arraycopy(values, 0, typed, 0, n);
     return typed;
   }
 
-  private static Class<?> commonClass(Class<?> a, Class<?> b) {
-    if (a.isAssignableFrom(b)) {
-      return a;
-    }
-    for (Class<?> c = b; c != null; c = c.getSuperclass()) {
-      if (c.isAssignableFrom(a)) {
-        return c;
-      }
-    }
-    return Object.class;
-  }
 }
