@@ -27,7 +27,10 @@ public class BatcherProperties {
   /** Whether the ringbatch auto-configuration is enabled. */
   private boolean enabled = true;
 
-  /** How long the shutdown waits, in total, for every batcher to drain before abandoning what is left. */
+  /**
+   * How long the shutdown waits, in total, for the batchers to drain before abandoning what is left; positive.
+   * The batchers close in parallel, each within its own close-timeout bounded by this.
+   */
   private Duration shutdownTimeout = Duration.ofSeconds(30);
 
   /** Settings every batcher starts from. */
