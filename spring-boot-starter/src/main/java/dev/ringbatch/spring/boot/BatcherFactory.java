@@ -15,6 +15,8 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -51,6 +53,8 @@ public class BatcherFactory implements AutoCloseable {
   private final PropertiesConfigMapper mapper;
   private final List<BatchSinkDecorator> decorators;
   private final List<Batcher<?, ?>> created = new CopyOnWriteArrayList<>();
+  /** The names of the batchers in {@link #created}, and of those being built. */
+  private final Set<String> names = ConcurrentHashMap.newKeySet();
   private final List<Consumer<? super Batcher<?, ?>>> listeners = new CopyOnWriteArrayList<>();
   private final Map<Batcher<?, ?>, List<Object>> sinks = Collections.synchronizedMap(new IdentityHashMap<>());
 
@@ -88,13 +92,13 @@ public class BatcherFactory implements AutoCloseable {
    */
   public <T, R> Batcher<T, R> create(String name, BatchSink<T, R> sink) {
     requireUnsharded(name);
-    return register(Batcher.of(name, config(name), decorate(name, sink)), List.of(sink));
+    return register(name, () -> Batcher.of(name, config(name), decorate(name, sink)), List.of(sink));
   }
 
   /** Creates and starts a batcher whose items are weighed for its byte limit. */
   public <T, R> Batcher<T, R> create(String name, Weigher<? super T> weigher, BatchSink<T, R> sink) {
     requireUnsharded(name);
-    return register(Batcher.of(name, config(name), weigher, decorate(name, sink)), List.of(sink));
+    return register(name, () -> Batcher.of(name, config(name), weigher, decorate(name, sink)), List.of(sink));
   }
 
   /** Creates and starts a batcher with an asynchronous sink, configured from the properties. */
@@ -105,7 +109,8 @@ public class BatcherFactory implements AutoCloseable {
     for (BatchSinkDecorator decorator : decorators) {
       decorated = decorator.decorateAsync(name, decorated);
     }
-    return register(Batcher.ofAsync(name, config(name), decorated), List.of(sink));
+    AsyncBatchSink<T, R> wrapped = decorated;
+    return register(name, () -> Batcher.ofAsync(name, config(name), wrapped), List.of(sink));
   }
 
   /**
@@ -117,14 +122,14 @@ public class BatcherFactory implements AutoCloseable {
       IntFunction<? extends BatchSink<T, R>> sinks) {
     requireNonNull(key, "key");
     List<Object> made = new CopyOnWriteArrayList<>();
-    return register(closingSinksOnFailure(name, made,
+    return register(name, () -> closingSinksOnFailure(name, made,
         () -> Batcher.sharded(name, config(name), mapper.shards(name), key, recording(name, sinks, made))), made);
   }
 
   /** Creates and starts a sharded batcher whose items go round-robin over the shards, in no order. */
   public <T, R> Batcher<T, R> createSharded(String name, IntFunction<? extends BatchSink<T, R>> sinks) {
     List<Object> made = new CopyOnWriteArrayList<>();
-    return register(closingSinksOnFailure(name, made,
+    return register(name, () -> closingSinksOnFailure(name, made,
         () -> Batcher.sharded(name, config(name), mapper.shards(name), recording(name, sinks, made))), made);
   }
 
@@ -220,10 +225,26 @@ public class BatcherFactory implements AutoCloseable {
   }
 
   /**
-   * Records a new batcher and tells the listeners (meter binders). If one throws, create() throws: the batcher,
-   * which nobody holds then, is closed with its sinks rather than left running until shutdown.
+   * Takes {@code name}, builds the batcher, records it and tells the listeners (meter binders). The name is
+   * taken before the batcher is built (and started), so that of two concurrent creates of one name the second
+   * fails before it starts a consumer; it is free again if the build fails. If a listener throws, create()
+   * throws: the batcher, which nobody holds then, is closed with its sinks rather than left running until
+   * shutdown.
+   *
+   * @throws IllegalStateException if a batcher of this factory already has that name
    */
-  private <T, R> Batcher<T, R> register(Batcher<T, R> batcher, List<Object> ownSinks) {
+  private <T, R> Batcher<T, R> register(String name, Supplier<Batcher<T, R>> build, List<Object> ownSinks) {
+    requireNonNull(name, "name");
+    if (!names.add(name)) {
+      throw duplicateName(name);
+    }
+    Batcher<T, R> batcher;
+    try {
+      batcher = build.get();
+    } catch (RuntimeException | Error e) {
+      names.remove(name);
+      throw e;
+    }
     sinks.put(batcher, ownSinks);
     synchronized (listeners) {
       created.add(batcher);
@@ -233,11 +254,17 @@ public class BatcherFactory implements AutoCloseable {
         }
       } catch (RuntimeException | Error e) {
         created.remove(batcher);
+        names.remove(name);
         closeAndLog(batcher, properties.getShutdownTimeout(), "closed: a listener of its creation failed");
         throw e;
       }
     }
     return batcher;
+  }
+
+  static IllegalStateException duplicateName(String name) {
+    return new IllegalStateException("a batcher named '" + name + "' already exists; batcher names must be unique:"
+        + " they key its properties, meters, health and batchers endpoint entry");
   }
 
   /** The shards' sinks, decorated; the undecorated ones recorded in {@code made}, to be closed. */

@@ -61,7 +61,9 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
     running = true;
     Set<String> names = new HashSet<>();
     for (Batcher<?, ?> batcher : batchers()) {
-      names.add(batcher.name());
+      if (!names.add(batcher.name())) { // a hand-made Batcher bean: the factory refuses its own duplicates
+        throw BatcherFactory.duplicateName(batcher.name());
+      }
     }
     for (String configured : factory.configuredNames().keySet()) {
       if (!names.contains(configured)) {
