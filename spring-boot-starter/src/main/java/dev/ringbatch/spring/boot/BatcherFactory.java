@@ -176,18 +176,21 @@ public class BatcherFactory implements AutoCloseable {
   }
 
   /**
-   * Closes every batcher this factory created that is still open, within {@code ringbatch.shutdown-timeout} in
-   * all, and their {@link AutoCloseable} sinks, logging each report. Normally the {@link BatcherLifecycle} has
+   * Closes every batcher this factory created that is still open, in parallel, each within its close-timeout
+   * bounded by {@code ringbatch.shutdown-timeout}, and their {@link AutoCloseable} sinks, logging each report. Normally the {@link BatcherLifecycle} has
    * closed them already and this does nothing.
    */
   @Override
   public void close() {
-    long deadline = System.nanoTime() + properties.getShutdownTimeout().toNanos();
+    List<Batcher<?, ?>> open = new ArrayList<>();
     for (Batcher<?, ?> batcher : created) {
       if (!batcher.isClosed() || sinks.containsKey(batcher)) {
-        closeAndLog(batcher, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), "closed by its factory");
+        open.add(batcher);
       }
     }
+    Collections.reverse(open);
+    ParallelCloser.closeAll(open, properties.getShutdownTimeout(), (batcher, within) ->
+        closeAndLog(batcher, within, "closed by its factory"));
   }
 
   /** Names that have properties, for checking against the batchers actually created. */
@@ -204,9 +207,14 @@ public class BatcherFactory implements AutoCloseable {
     CloseReport report = batcher.close(timeout);
     if (report.drained()) {
       LOG.info("ringbatch batcher '" + batcher.name() + "' " + why + ": " + report);
-    } else {
+    } else if (report.abandoned() > 0) {
       LOG.warn("ringbatch batcher '" + batcher.name() + "' " + why + " without draining: " + report.abandoned()
           + " items abandoned, their callers failed: " + report);
+    } else {
+      // The close timed out with nothing to abandon: it did not see its consumer stop in time (a sharded
+      // batcher's shard, say), so it cannot say it drained; there were no callers to fail.
+      LOG.warn("ringbatch batcher '" + batcher.name() + "' " + why + " before its consumer confirmed the drain;"
+          + " no item abandoned: " + report);
     }
     List<Object> own = sinks.remove(batcher);
     closeSinks(batcher.name(), own == null ? List.of() : own);

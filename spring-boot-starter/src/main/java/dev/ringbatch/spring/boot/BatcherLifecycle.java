@@ -23,8 +23,11 @@ import org.springframework.context.SmartLifecycle;
  *
  * <p>Its phase, {@link #PHASE}, is below the web server's graceful-shutdown and stop phases, so the server
  * has stopped taking requests before the batchers close, and every lifecycle stops before beans are
- * destroyed, so the batchers have drained before the {@code DataSource} closes. All batchers share
- * {@code ringbatch.shutdown-timeout}; what a batcher cannot write in time is abandoned, its callers told.
+ * destroyed, so the batchers have drained before the {@code DataSource} closes. The batchers close in parallel,
+ * each within its own {@code close-timeout} bounded by {@code ringbatch.shutdown-timeout}, so a hung batcher
+ * does not use up the time of a healthy one; what a batcher cannot write in time is abandoned, its callers
+ * told. The closes begin newest first, but a batcher whose sink submits to another may find that one already
+ * closing: give the feeding batcher a close-timeout shorter than the budget, or close it yourself first.
  *
  * <p>Each close report is logged here, at {@code INFO} when the batcher drained and at {@code WARN} with the
  * abandoned count when it did not, through Spring's logging (commons-logging, so SLF4J and Logback in a Boot
@@ -76,13 +79,10 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
   @Override
   public void stop() {
     running = false;
-    long deadline = System.nanoTime() + timeout.toNanos();
     List<Batcher<?, ?>> newestFirst = batchers();
-    Collections.reverse(newestFirst); // a batcher whose sink feeds another was created after it: it drains first
-    for (Batcher<?, ?> batcher : newestFirst) {
-      Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-      factory.closeAndLog(batcher, remaining, "closed on shutdown");
-    }
+    Collections.reverse(newestFirst); // a batcher whose sink feeds another was created after it: it begins first
+    ParallelCloser.closeAll(newestFirst, timeout, (batcher, within) ->
+        factory.closeAndLog(batcher, within, "closed on shutdown"));
   }
 
   /** Whether the application runs: started and not yet stopping. A batcher closed meanwhile is unexpected. */
