@@ -21,10 +21,12 @@ import org.springframework.boot.health.contributor.Status;
  *   <li>{@code DOWN}: the batcher was closed while the application runs (not by the shutdown).</li>
  *   <li>{@code ringbatch.health.degraded-status} ({@code OUT_OF_SERVICE}): its ring was seen full at health
  *       checks spanning at least {@code ringbatch.health.ring-full-for}, or more than
- *       {@code ringbatch.health.failure-ratio} of the items of its last {@code ringbatch.health.failure-window}
- *       batches failed, counted only once those batches hold at least {@code ringbatch.health.failure-min-items}
- *       items (so that one failed batch in a quiet application does not take it out of service).</li>
- *   <li>{@code UP} otherwise, and again once the ring has room and the failures have left the window.</li>
+ *       {@code ringbatch.health.failure-ratio} of the items of its batches in the last
+ *       {@code ringbatch.health.failure-window} (a period of time) failed, counted only once those batches hold
+ *       at least {@code ringbatch.health.failure-min-items} items (so that one failed batch in a quiet
+ *       application does not take it out of service).</li>
+ *   <li>{@code UP} otherwise, and again once the ring has room and the failures have left the window, with
+ *       or without new traffic.</li>
  * </ul>
  *
  * Whether the consumer thread is alive is not visible through the public {@code Batcher} API, so it is not
@@ -55,10 +57,7 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
       throw new InvalidConfigurationPropertyValueException("ringbatch.health.failure-ratio", ratio,
           "failure-ratio must be from 0 to 1 but was " + ratio);
     }
-    if (settings.getFailureWindow() < 1) {
-      throw new InvalidConfigurationPropertyValueException("ringbatch.health.failure-window",
-          settings.getFailureWindow(), "failure-window must be at least 1 but was " + settings.getFailureWindow());
-    }
+    PropertiesConfigMapper.requirePositive("ringbatch.health.failure-window", settings.getFailureWindow());
     if (settings.getFailureMinItems() < 1) {
       throw new InvalidConfigurationPropertyValueException("ringbatch.health.failure-min-items",
           settings.getFailureMinItems(),
@@ -155,7 +154,7 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
     synchronized (windows) {
       FailureWindow window = windows.get(batcher);
       if (window == null) {
-        window = new FailureWindow(settings.getFailureWindow());
+        window = new FailureWindow(settings.getFailureWindow(), nanoTime);
         windows.put(batcher, window);
         batcher.addStatsRecorder(window);
       }

@@ -155,8 +155,12 @@ public class BatcherProperties {
     /** Above this share of failed items among the recent ones the batcher is degraded; 1 turns the check off. */
     private double failureRatio = 0.5;
 
-    /** How many of the latest batches the failure ratio is taken over. */
-    private int failureWindow = 20;
+    /**
+     * The period the failure ratio is taken over (seconds if no unit is given): failures older than this no
+     * longer count, so health recovers with no traffic once an outage is this long past.
+     */
+    @DurationUnit(ChronoUnit.SECONDS)
+    private Duration failureWindow = Duration.ofMinutes(1);
 
     /** The fewest items the window must hold before its failure ratio counts; below it the ratio is only shown. */
     private int failureMinItems = 20;
@@ -185,11 +189,11 @@ public class BatcherProperties {
       this.failureRatio = failureRatio;
     }
 
-    public int getFailureWindow() {
+    public Duration getFailureWindow() {
       return failureWindow;
     }
 
-    public void setFailureWindow(int failureWindow) {
+    public void setFailureWindow(Duration failureWindow) {
       this.failureWindow = failureWindow;
     }
 

@@ -94,8 +94,8 @@ class BatcherHealthIndicatorTest {
   }
 
   @Test
-  void failureRatioAboveThreshold_degraded_andLastFailureShown_thenUpWhenFailuresLeaveTheWindow() {
-    runner.withPropertyValues("ringbatch.health.failure-window=4", "ringbatch.health.failure-ratio=0.5",
+  void failureRatioAboveThreshold_degraded_andLastFailureShown_thenUpWhenSuccessesOutweighThem() {
+    runner.withPropertyValues("ringbatch.health.failure-window=1m", "ringbatch.health.failure-ratio=0.5",
             "ringbatch.health.failure-min-items=3")
         .run(context -> {
           AtomicBoolean failing = new AtomicBoolean(true);
