@@ -193,6 +193,20 @@ public class BatcherFactory implements AutoCloseable {
         closeAndLog(batcher, within, "closed by its factory"));
   }
 
+  /**
+   * Forgets {@code batcher}, which its owner closed while the application runs: it is no longer in
+   * {@link #created()}, its name is free for a new batcher, and the sinks the factory was given with it are
+   * closed. Called by the {@link BatcherLifecycle} on the closing thread, once the close report is out.
+   */
+  void retire(Batcher<?, ?> batcher, CloseReport report) {
+    if (created.remove(batcher)) {
+      names.remove(batcher.name());
+    }
+    LOG.info("ringbatch batcher '" + batcher.name() + "' closed by its owner and deregistered: " + report);
+    List<Object> own = sinks.remove(batcher);
+    closeSinks(batcher.name(), own == null ? List.of() : own);
+  }
+
   /** Names that have properties, for checking against the batchers actually created. */
   Map<String, Settings> configuredNames() {
     return properties.getBatchers();

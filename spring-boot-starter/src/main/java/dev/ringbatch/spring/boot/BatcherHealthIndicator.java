@@ -18,7 +18,6 @@ import org.springframework.boot.health.contributor.Status;
  * The {@code ringbatch} health: the worst status of every batcher, with details per batcher.
  *
  * <ul>
- *   <li>{@code DOWN}: the batcher was closed while the application runs (not by the shutdown).</li>
  *   <li>{@code ringbatch.health.degraded-status} ({@code OUT_OF_SERVICE}): its ring was seen full at health
  *       checks spanning at least {@code ringbatch.health.ring-full-for}, or more than
  *       {@code ringbatch.health.failure-ratio} of the items of its batches in the last
@@ -28,6 +27,10 @@ import org.springframework.boot.health.contributor.Status;
  *   <li>{@code UP} otherwise, and again once the ring has room and the failures have left the window, with
  *       or without new traffic.</li>
  * </ul>
+ *
+ * A batcher its owner closes while the application runs does not fail the health: it is listed, {@code UP},
+ * with the reason "being closed by its owner", until its close returns, and then it is gone (see
+ * {@link BatcherLifecycle}). The shutdown's closes report {@code OUT_OF_SERVICE}.
  *
  * Whether the consumer thread is alive is not visible through the public {@code Batcher} API, so it is not
  * checked; the core catches every sink failure, so that thread does not die of one.
@@ -96,8 +99,8 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
     String reason = null;
     if (batcher.isClosed()) {
       CloseReport report = batcher.closeReport();
-      status = lifecycle.isRunning() ? Status.DOWN : Status.OUT_OF_SERVICE;
-      reason = lifecycle.isRunning() ? "closed while the application runs" : "closed by the shutdown";
+      status = lifecycle.isRunning() ? Status.UP : Status.OUT_OF_SERVICE;
+      reason = lifecycle.isRunning() ? "being closed by its owner" : "closed by the shutdown";
       if (report != null) {
         detail.put("closeReport", report.toString());
       }

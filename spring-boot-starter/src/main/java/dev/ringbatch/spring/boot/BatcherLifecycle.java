@@ -1,6 +1,8 @@
 package dev.ringbatch.spring.boot;
 
 import dev.ringbatch.Batcher;
+import dev.ringbatch.CloseReport;
+import dev.ringbatch.stats.StatsRecorder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -8,6 +10,7 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.stream.Stream;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -26,7 +29,9 @@ import org.springframework.context.SmartLifecycle;
  * destroyed, so the batchers have drained before the {@code DataSource} closes. The batchers close in parallel,
  * each within its own {@code close-timeout} bounded by {@code ringbatch.shutdown-timeout}, so a hung batcher
  * does not use up the time of a healthy one; what a batcher cannot write in time is abandoned, its callers
- * told. The closes begin newest first, but a batcher whose sink submits to another may find that one already
+ * told. A batcher its owner closes while the application runs is deregistered: it leaves the health, the
+ * {@code batchers} endpoint and the factory (its name is free again, its sinks closed); its meters go with
+ * its close. The closes begin newest first, but a batcher whose sink submits to another may find that one already
  * closing: give the feeding batcher a close-timeout shorter than the budget, or close it yourself first.
  *
  * <p>Each close report is logged here, at {@code INFO} when the batcher drained and at {@code WARN} with the
@@ -47,6 +52,10 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
   private final Duration timeout;
   private volatile boolean running;
   private volatile @Nullable ConfigurableListableBeanFactory beanFactory;
+  /** Batchers whose recorder is registered; weak, as is {@link #retired}: the batchers' owners hold them. */
+  private final Set<Batcher<?, ?>> watched = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+  /** Batchers closed by their owners while the application ran: no longer listed anywhere. */
+  private final Set<Batcher<?, ?>> retired = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
 
   public BatcherLifecycle(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> beans, Duration timeout) {
     this.factory = factory;
@@ -74,6 +83,23 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
             + configured + "' was created; check the name");
       }
     }
+    factory.whenCreated(this::watch);
+    singletons(beanFactory, beans).forEach(this::watch);
+  }
+
+  /** Deregisters {@code batcher} when its owner closes it while the application runs; once per batcher. */
+  private void watch(Batcher<?, ?> batcher) {
+    if (watched.add(batcher)) {
+      batcher.addStatsRecorder(new StatsRecorder() {
+        @Override
+        public void recordClosed(CloseReport report) {
+          if (running) { // the shutdown's own closes keep the batchers listed, as closed by the shutdown
+            retired.add(batcher);
+            factory.retire(batcher, report);
+          }
+        }
+      });
+    }
   }
 
   @Override
@@ -96,9 +122,12 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
     return PHASE;
   }
 
-  /** The factory's batchers and the Batcher beans, each once. */
+  /** The factory's batchers and the Batcher beans, each once, without those their owners closed. */
   List<Batcher<?, ?>> batchers() {
     Set<Batcher<?, ?>> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    synchronized (retired) {
+      seen.addAll(retired);
+    }
     List<Batcher<?, ?>> all = new ArrayList<>();
     for (Batcher<?, ?> batcher : factory.created()) {
       if (seen.add(batcher)) {
