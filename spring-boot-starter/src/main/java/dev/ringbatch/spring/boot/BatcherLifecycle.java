@@ -31,8 +31,9 @@ import org.springframework.context.SmartLifecycle;
  * does not use up the time of a healthy one; what a batcher cannot write in time is abandoned, its callers
  * told. A batcher its owner closes while the application runs is deregistered: it leaves the health, the
  * {@code batchers} endpoint and the factory (its name is free again, its sinks closed); its meters go with
- * its close. The closes begin newest first, but a batcher whose sink submits to another may find that one already
- * closing: give the feeding batcher a close-timeout shorter than the budget, or close it yourself first.
+ * its close. A batcher begins its close once the newer ones' closes have returned (one whose sink feeds
+ * another was created after it, and drains into it first), or once only its own close-timeout is left of the
+ * budget: a hung newer batcher delays it but does not take its close-timeout away (see {@link ParallelCloser}).
  *
  * <p>Each close report is logged here, at {@code INFO} when the batcher drained and at {@code WARN} with the
  * abandoned count when it did not, through Spring's logging (commons-logging, so SLF4J and Logback in a Boot

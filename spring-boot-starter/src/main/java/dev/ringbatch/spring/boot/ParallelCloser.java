@@ -4,16 +4,21 @@ import dev.ringbatch.Batcher;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * Closes batchers in parallel against one shutdown budget, so that a hung batcher uses up only its own time:
- * each gets its own thread and {@code min(its close-timeout, what is left of the budget)}. The closes begin
- * newest first (a batcher whose sink feeds another was created after it), but none waits for another.
- * Called on the thread that stops the context; returns once every close has returned, or the budget and
- * {@link #GRACE} have passed.
+ * Closes batchers against one shutdown budget so that a hung batcher uses up only its own time, while a
+ * batcher whose sink feeds another still drains into it before that one closes. Each batcher gets its own
+ * thread and a close of {@code own = min(its close-timeout, the budget)}. It begins that close when every
+ * newer batcher's close has returned (a batcher whose sink feeds another was created after it), or when only
+ * {@code own} is left of the budget, whichever comes first: a hung newer batcher delays it, but never takes
+ * its close-timeout away. Called on the thread that stops the context; returns once every close has returned,
+ * or the budget and {@link #GRACE} have passed.
  */
 final class ParallelCloser {
   /** Beyond the budget: a core close returns within its timeout plus a short hand-over grace (of shards too). */
@@ -32,14 +37,20 @@ final class ParallelCloser {
   static void closeAll(List<? extends Batcher<?, ?>> newestFirst, Duration budget, Close close) {
     long deadline = System.nanoTime() + budget.toNanos();
     List<Thread> closers = new ArrayList<>(newestFirst.size());
+    List<CompletableFuture<Void>> closed = new ArrayList<>(newestFirst.size());
     for (Batcher<?, ?> batcher : newestFirst) {
+      List<CompletableFuture<Void>> newer = List.copyOf(closed);
+      CompletableFuture<Void> done = new CompletableFuture<>();
+      closed.add(done);
       Thread closer = new Thread(() -> {
-        Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-        Duration own = batcher.config().closeTimeout();
         try {
-          close.close(batcher, own.compareTo(left) < 0 ? own : left);
+          Duration own = min(batcher.config().closeTimeout(), budget);
+          awaitAll(newer, deadline - own.toNanos());
+          close.close(batcher, min(own, Duration.ofNanos(Math.max(0, deadline - System.nanoTime()))));
         } catch (RuntimeException | Error e) {
           LOG.warn("closing ringbatch batcher '" + batcher.name() + "' failed", e);
+        } finally {
+          done.complete(null);
         }
       }, "ringbatch-" + batcher.name() + "-shutdown");
       closer.setDaemon(true); // a close that never returns must not keep the JVM alive
@@ -67,5 +78,32 @@ final class ParallelCloser {
     if (interrupted) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /** Waits until every close in {@code closes} has returned, or until {@code byNanos}; never throws. */
+  private static void awaitAll(List<CompletableFuture<Void>> closes, long byNanos) {
+    boolean interrupted = false;
+    for (CompletableFuture<Void> close : closes) {
+      while (!close.isDone()) {
+        long left = byNanos - System.nanoTime();
+        if (left <= 0) {
+          break;
+        }
+        try {
+          close.get(left, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          interrupted = true; // this close goes on all the same; the flag is set again below
+        } catch (ExecutionException | TimeoutException e) {
+          break; // the newer close is late (it never completes exceptionally): begin this one
+        }
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) <= 0 ? a : b;
   }
 }

@@ -23,7 +23,9 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * A hung batcher does not use up the shutdown budget of the others (issue 21 item 3): the batchers close in
- * parallel, so a healthy batcher with 100 ms writes drains while the hung one waits out its budget.
+ * parallel, each keeping its own close-timeout, so a healthy batcher with 100 ms writes drains while the hung
+ * one waits out its budget. (That a feeding batcher still drains into the one it feeds first is
+ * {@code LifecycleEdgeCasesTest}'s.)
  */
 @ExtendWith(OutputCaptureExtension.class)
 class ParallelShutdownTest {
@@ -95,6 +97,37 @@ class ParallelShutdownTest {
     assertThat(output).contains("ringbatch batcher 'healthy' closed on shutdown: CloseReport{drained=true")
         .contains("ringbatch batcher 'idle' closed on shutdown: CloseReport{drained=true")
         .doesNotContain("'idle' closed on shutdown without draining");
+  }
+
+  @Test
+  void shutdown_hungNewerBatcher_delaysAnOlderOne_butLeavesItItsCloseTimeout() throws Exception {
+    HealthyIdleHung app = new HealthyIdleHung();
+    List<CompletableFuture<Void>> healthyFutures = new ArrayList<>();
+    try {
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(BatcherAutoConfiguration.class))
+          .withBean(HealthyIdleHung.class, () -> app)
+          .withPropertyValues("ringbatch.shutdown-timeout=3s", "ringbatch.batchers.healthy.close-timeout=2s",
+              "ringbatch.batchers.healthy.linger=10m", "ringbatch.batchers.healthy.max-batch-size=10",
+              "ringbatch.batchers.hung.max-batch-size=1")
+          .run(context -> {
+            @SuppressWarnings("unchecked")
+            Batcher<Integer, Void> hung = context.getBean("hung", Batcher.class);
+            @SuppressWarnings("unchecked")
+            Batcher<Integer, Void> healthy = context.getBean("healthy", Batcher.class);
+            hung.submit(-1);
+            assertThat(app.hungInSink.await(10, TimeUnit.SECONDS)).isTrue();
+            for (int row = 0; row < 5; row++) {
+              healthyFutures.add(healthy.submit(row));
+            }
+          });
+    } finally {
+      app.releaseHung.countDown();
+    }
+
+    // healthy waited for the hung close until only its own 2 s were left of the 3 s, then drained in them
+    assertThat(app.rows).containsExactly(0, 1, 2, 3, 4);
+    assertThat(healthyFutures).allSatisfy(f -> assertThat(f).isCompleted().isNotCompletedExceptionally());
   }
 
   @Test
