@@ -27,6 +27,13 @@ public class BatcherAutoConfiguration {
         decorators.orderedStream().toList());
   }
 
+  /** Tracks the sink writes in progress, for the health's write age and the write.active long-task timer. */
+  @Bean
+  @ConditionalOnMissingBean
+  public WriteTracker ringbatchWriteTracker() {
+    return new WriteTracker();
+  }
+
   @Bean
   @ConditionalOnMissingBean
   public BatcherLifecycle batcherLifecycle(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> batchers,

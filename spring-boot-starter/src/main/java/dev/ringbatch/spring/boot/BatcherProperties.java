@@ -162,6 +162,12 @@ public class BatcherProperties {
     @DurationUnit(ChronoUnit.SECONDS)
     private Duration failureWindow = Duration.ofMinutes(1);
 
+    /**
+     * A sink write in progress for this long makes the batcher degraded: a hung database call. Set it above
+     * the longest write a healthy sink makes, its query timeout included.
+     */
+    private Duration maxWriteAge = Duration.ofSeconds(30);
+
     /** The fewest items the window must hold before its failure ratio counts; below it the ratio is only shown. */
     private int failureMinItems = 20;
 
@@ -195,6 +201,14 @@ public class BatcherProperties {
 
     public void setFailureWindow(Duration failureWindow) {
       this.failureWindow = failureWindow;
+    }
+
+    public Duration getMaxWriteAge() {
+      return maxWriteAge;
+    }
+
+    public void setMaxWriteAge(Duration maxWriteAge) {
+      this.maxWriteAge = maxWriteAge;
     }
 
     public int getFailureMinItems() {
