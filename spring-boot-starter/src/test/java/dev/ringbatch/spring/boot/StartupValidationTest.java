@@ -36,4 +36,32 @@ class StartupValidationTest {
     runner.withPropertyValues("ringbatch.shutdown-timeout=1ms")
         .run(context -> assertThat(context).hasNotFailed().hasSingleBean(BatcherLifecycle.class));
   }
+
+  @Test
+  void unknownBatcherKey_failsStartupNamingItAndTheNearestValidOne() {
+    runner.withPropertyValues("ringbatch.batchers.audit.ring-sise=1000")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.batchers.audit.ring-sise with value '1000' is invalid: "
+                + "ring-sise is not a batcher setting; the nearest is ring-size"));
+  }
+
+  @Test
+  void unknownRetryKeyInTheDefaults_failsStartupNamingTheNearestRetryKey() {
+    runner.withPropertyValues("ringbatch.defaults.retry.max-atempts=3")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.defaults.retry.max-atempts with value '3' is invalid: "
+                + "retry.max-atempts is not a batcher setting; the nearest is retry.max-attempts"));
+  }
+
+  @Test
+  void knownKeysInAnyRelaxedForm_start() {
+    runner.withPropertyValues("ringbatch.batchers.audit.ringSize=64", "ringbatch.batchers.audit.max_batch_size=8",
+            "ringbatch.batchers[billing].retry.maxAttempts=2", "ringbatch.defaults.linger=1ms")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.getBean(BatcherFactory.class).config("audit").ringSize()).isEqualTo(64);
+        });
+  }
 }
