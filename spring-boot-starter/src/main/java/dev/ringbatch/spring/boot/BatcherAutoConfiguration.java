@@ -27,7 +27,7 @@ public class BatcherAutoConfiguration {
       Environment environment) {
     SettingsKeyCheck.check(environment);
     return new BatcherFactory(properties, customizers.orderedStream().toList(),
-        decorators.orderedStream().toList());
+        decorators.orderedStream().toList(), environment);
   }
 
   /** Tracks the sink writes in progress, for the health's write age and the write.active long-task timer. */

@@ -25,6 +25,7 @@ import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.core.env.Environment;
 
 /**
  * Creates batchers configured by {@code ringbatch.*} properties and {@link BatcherConfigCustomizer} beans.
@@ -79,8 +80,27 @@ public class BatcherFactory implements AutoCloseable {
    */
   public BatcherFactory(BatcherProperties properties, List<BatcherConfigCustomizer> customizers,
       List<BatchSinkDecorator> decorators) {
+    this(properties, customizers, decorators, PropertiesConfigMapper.Precedence.NONE);
+  }
+
+  /**
+   * Creates a factory and checks the configuration of every batcher named in the properties. When a rule
+   * between two properties fails (a batch larger than the ring), the one blamed is the one whose property
+   * source in {@code environment} takes precedence: a ring size given on the command line, not the batch size
+   * from {@code application.yml}.
+   *
+   * @param customizers applied to the batcher of their name, in this order, after the properties
+   * @param decorators wrapped around every sink given to the factory, the first innermost
+   */
+  public BatcherFactory(BatcherProperties properties, List<BatcherConfigCustomizer> customizers,
+      List<BatchSinkDecorator> decorators, Environment environment) {
+    this(properties, customizers, decorators, PropertiesConfigMapper.Precedence.of(environment));
+  }
+
+  private BatcherFactory(BatcherProperties properties, List<BatcherConfigCustomizer> customizers,
+      List<BatchSinkDecorator> decorators, PropertiesConfigMapper.Precedence precedence) {
     this.properties = requireNonNull(properties, "properties");
-    this.mapper = new PropertiesConfigMapper(properties, customizers);
+    this.mapper = new PropertiesConfigMapper(properties, customizers, precedence);
     this.decorators = List.copyOf(decorators);
     mapper.checkAll(); // private state only: an overridable call here would let a subclass see a half-built factory
   }

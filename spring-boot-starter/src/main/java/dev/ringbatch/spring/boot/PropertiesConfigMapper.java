@@ -11,7 +11,11 @@ import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.core.env.Environment;
 
 /**
  * Maps {@code ringbatch.*} properties and {@link BatcherConfigCustomizer}s onto {@link BatcherConfig.Builder},
@@ -19,12 +23,42 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
  * property the user set and its value. Stateless apart from what it is given; thread-safe.
  */
 final class PropertiesConfigMapper {
+  /** Of two properties the user set, the one from the property source that takes precedence. */
+  @FunctionalInterface
+  interface Precedence {
+    /** Takes the first when it cannot tell. */
+    String winner(String first, String second);
+
+    /** Without an environment: the first. */
+    Precedence NONE = (first, second) -> first;
+
+    /** The one found first in {@code environment}'s property sources, highest precedence first. */
+    static Precedence of(Environment environment) {
+      return (first, second) -> {
+        ConfigurationPropertyName a = ConfigurationPropertyName.of(first);
+        ConfigurationPropertyName b = ConfigurationPropertyName.of(second);
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+          if (source.getConfigurationProperty(a) != null) {
+            return first;
+          }
+          if (source.getConfigurationProperty(b) != null) {
+            return second;
+          }
+        }
+        return first;
+      };
+    }
+  }
+
   private final BatcherProperties properties;
   private final List<BatcherConfigCustomizer> customizers;
+  private final Precedence precedence;
 
-  PropertiesConfigMapper(BatcherProperties properties, List<BatcherConfigCustomizer> customizers) {
+  PropertiesConfigMapper(BatcherProperties properties, List<BatcherConfigCustomizer> customizers,
+      Precedence precedence) {
     this.properties = requireNonNull(properties, "properties");
     this.customizers = List.copyOf(customizers);
+    this.precedence = requireNonNull(precedence, "precedence");
   }
 
   /** Checks the shutdown budget, the defaults and every configured batcher, used or not. */
@@ -106,13 +140,16 @@ final class PropertiesConfigMapper {
     try {
       return builder.build();
     } catch (IllegalStateException e) {
-      // maxBatchSize > ringSize: blame whichever of the two the user set last, with its value
-      String property = lastSet(prefix, own, defaults, "max-batch-size", Settings::getMaxBatchSize);
-      Object value = valueOf(own, defaults, Settings::getMaxBatchSize);
-      if (value == null) {
-        property = lastSet(prefix, own, defaults, "ring-size", Settings::getRingSize);
-        value = valueOf(own, defaults, Settings::getRingSize);
-      }
+      // maxBatchSize > ringSize: blame the one the user set, or of the two the one from the source that takes
+      // precedence (a ring size on the command line over a batch size from application.yml), with its value
+      Object batch = valueOf(own, defaults, Settings::getMaxBatchSize);
+      Object ring = valueOf(own, defaults, Settings::getRingSize);
+      String batchProperty = lastSet(prefix, own, defaults, "max-batch-size", Settings::getMaxBatchSize);
+      String ringProperty = lastSet(prefix, own, defaults, "ring-size", Settings::getRingSize);
+      boolean blameBatch = batch != null
+          && (ring == null || precedence.winner(batchProperty, ringProperty).equals(batchProperty));
+      String property = blameBatch ? batchProperty : ringProperty;
+      Object value = blameBatch ? batch : ring;
       if (value == null) { // neither is a property: a customizer set them
         throw new IllegalStateException("the BatcherConfigCustomizer of batcher '" + name + "' made an invalid"
             + " configuration: " + e.getMessage(), e);

@@ -2,10 +2,12 @@ package dev.ringbatch.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.core.env.MapPropertySource;
 
 /** Bad {@code ringbatch.*} values that fail startup, naming the property (issue 21). */
 class StartupValidationTest {
@@ -63,5 +65,27 @@ class StartupValidationTest {
           assertThat(context).hasNotFailed();
           assertThat(context.getBean(BatcherFactory.class).config("audit").ringSize()).isEqualTo(64);
         });
+  }
+
+  @Test
+  void ringSizeOnTheCommandLine_belowTheBatchSizeOfTheFile_blamesTheRingSize() {
+    runner.withPropertyValues("ringbatch.batchers.events.max-batch-size=1000") // as in application.yml
+        .withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(
+            new MapPropertySource("commandLineArgs", Map.of("ringbatch.batchers.events.ring-size", "512"))))
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.batchers.events.ring-size with value '512' is invalid: "
+                + "maxBatchSize (1000) must not exceed ringSize (512)"));
+  }
+
+  @Test
+  void batchSizeOnTheCommandLine_aboveTheRingSizeOfTheFile_blamesTheBatchSize() {
+    runner.withPropertyValues("ringbatch.defaults.ring-size=512")
+        .withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(
+            new MapPropertySource("commandLineArgs", Map.of("ringbatch.batchers.events.max-batch-size", "1000"))))
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.batchers.events.max-batch-size with value '1000' is invalid: "
+                + "maxBatchSize (1000) must not exceed ringSize (512)"));
   }
 }
