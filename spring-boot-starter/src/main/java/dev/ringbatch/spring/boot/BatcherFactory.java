@@ -283,6 +283,9 @@ public class BatcherFactory implements AutoCloseable {
     Batcher<T, R> batcher;
     try {
       batcher = build.get();
+    } catch (IllegalArgumentException e) {
+      names.remove(name);
+      throw mapper.blameRingSize(name, e); // the core refuses a ring too large for the heap only when built
     } catch (RuntimeException | Error e) {
       names.remove(name);
       throw e;

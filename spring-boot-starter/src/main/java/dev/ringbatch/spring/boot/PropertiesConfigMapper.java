@@ -76,6 +76,25 @@ final class PropertiesConfigMapper {
     return config("ringbatch.batchers." + name, properties.getBatchers().get(name), name, properties.getDefaults());
   }
 
+  /**
+   * What to throw for {@code refusal}, which building the batcher {@code name} threw: naming the ring-size
+   * property with its value if the refusal is about the ring size (one too large for the heap, checked only
+   * when the ring is allocated) and a property set it; else {@code refusal} itself.
+   */
+  RuntimeException blameRingSize(String name, IllegalArgumentException refusal) {
+    Settings own = properties.getBatchers().get(name);
+    Integer ring = valueOf(own, properties.getDefaults(), Settings::getRingSize);
+    String message = refusal.getMessage();
+    if (ring == null || message == null || !message.startsWith("ringSize ")) {
+      return refusal;
+    }
+    String property = lastSet("ringbatch.batchers." + name, own, properties.getDefaults(), "ring-size",
+        Settings::getRingSize);
+    RuntimeException blamed = new InvalidConfigurationPropertyValueException(property, ring, message);
+    blamed.initCause(refusal);
+    return blamed;
+  }
+
   /** Refuses a budget that is null, zero or negative: it would abandon every held item at once. */
   static void requirePositive(String property, @Nullable Duration value) {
     if (value == null || value.isZero() || value.isNegative()) {
