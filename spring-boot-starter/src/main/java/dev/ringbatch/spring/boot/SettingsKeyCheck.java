@@ -18,7 +18,8 @@ import org.springframework.core.env.Environment;
  * Refuses a key under {@code ringbatch.batchers.<name>.} or {@code ringbatch.defaults.} that is no batcher
  * setting ({@code ring-sise}), naming the nearest one: Spring Boot binds a map of settings without a word
  * about keys it does not know, and the batcher would silently keep its default. Keys are compared as Boot
- * binds them (any case, with or without dashes or underscores). Called once, at startup.
+ * binds them: in any case, with or without dashes, underscores or (from environment variables) dots between
+ * their words. Called once, at startup.
  */
 final class SettingsKeyCheck {
   private static final ConfigurationPropertyName BATCHERS = ConfigurationPropertyName.of("ringbatch.batchers");
@@ -49,7 +50,7 @@ final class SettingsKeyCheck {
     StringBuilder uniform = new StringBuilder();
     for (int i = first; i < name.getNumberOfElements(); i++) {
       key.append(i == first ? "" : ".").append(name.getElement(i, Form.DASHED));
-      uniform.append(i == first ? "" : ".").append(name.getElement(i, Form.UNIFORM));
+      uniform.append(name.getElement(i, Form.UNIFORM));
     }
     for (String known : KEYS) {
       if (uniform(known).equals(uniform.toString())) {
@@ -62,8 +63,12 @@ final class SettingsKeyCheck {
         key + " is not a batcher setting; the nearest is " + nearest(key.toString()));
   }
 
+  /**
+   * Without dashes and dots: an environment variable splits at every underscore, so
+   * {@code RINGBATCH_DEFAULTS_RETRY_MAX_ATTEMPTS} reads {@code retry.max.attempts}, and Boot binds it.
+   */
   private static String uniform(String dashed) {
-    return dashed.replace("-", "");
+    return dashed.replace("-", "").replace(".", "");
   }
 
   private static String nearest(String key) {

@@ -8,6 +8,8 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /** Bad {@code ringbatch.*} values that fail startup, naming the property (issue 21). */
 class StartupValidationTest {
@@ -64,6 +66,20 @@ class StartupValidationTest {
         .run(context -> {
           assertThat(context).hasNotFailed();
           assertThat(context.getBean(BatcherFactory.class).config("audit").ringSize()).isEqualTo(64);
+        });
+  }
+
+  @Test
+  void knownKeysAsEnvironmentVariables_start() {
+    runner.withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(
+            new SystemEnvironmentPropertySource(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+                Map.of("RINGBATCH_DEFAULTS_RING_SIZE", "2048", "RINGBATCH_BATCHERS_AUDIT_RETRY_MAX_ATTEMPTS", "2",
+                    "RINGBATCH_BATCHERS_AUDIT_MAXBATCHSIZE", "8"))))
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.getBean(BatcherFactory.class).config("audit").ringSize()).isEqualTo(2048);
+          assertThat(context.getBean(BatcherFactory.class).config("audit").limits().maxBatchSize()).isEqualTo(8);
+          assertThat(context.getBean(BatcherFactory.class).config("audit").retryPolicy().maxAttempts()).isEqualTo(2);
         });
   }
 
