@@ -220,6 +220,11 @@ public class BatcherFactory implements AutoCloseable {
    */
   void retire(Batcher<?, ?> batcher, CloseReport report) {
     if (created.remove(batcher)) {
+      for (BatchSinkDecorator decorator : decorators) {
+        if (decorator instanceof WriteTracker tracker) {
+          tracker.forget(batcher.name()); // a new batcher of the name must not inherit a write left hanging
+        }
+      }
       names.remove(batcher.name());
     }
     LOG.info("ringbatch batcher '" + batcher.name() + "' closed by its owner and deregistered: " + report);

@@ -68,9 +68,14 @@ public class WriteTracker implements BatchSinkDecorator {
   }
 
   /**
-   * The writes of {@code name}: the shards of one batcher share them, and so does a new batcher of the name of
-   * one its owner closed (whose writes have ended, unless one hangs still, and then it is still worth seeing).
+   * Forgets the writes of {@code name}, whose batcher its owner closed: a write of it still hanging ends
+   * unseen, and a new batcher of that name starts with none. Called before the name is free again.
    */
+  void forget(String name) {
+    byName.remove(name);
+  }
+
+  /** The writes of {@code name}, shared by the shards of one batcher. */
   private WritesInProgress writes(String name, boolean async) {
     WritesInProgress writes = byName.computeIfAbsent(name, key -> new WritesInProgress(nanoTime));
     writes.async = async; // read when the batcher's meters are bound, right after this create decorates

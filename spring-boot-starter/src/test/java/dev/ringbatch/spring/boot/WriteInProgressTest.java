@@ -117,6 +117,36 @@ class WriteInProgressTest {
   }
 
   @Test
+  void newBatcherOfAClosedOnesName_doesNotInheritItsHungWrite() {
+    runner.run(context -> {
+      BatcherFactory factory = context.getBean(BatcherFactory.class);
+      CompletableFuture<Void> never = new CompletableFuture<>();
+      CountDownLatch written = new CountDownLatch(1);
+      Batcher<Integer, Void> old = factory.createAsync("tenant", batch -> {
+        written.countDown();
+        return never;
+      });
+      try {
+        old.submit(1);
+        assertThat(written.await(10, TimeUnit.SECONDS)).isTrue();
+        old.close(Duration.ofMillis(100)); // gives up on the hung write; its owner closed it: deregistered
+
+        Batcher<Integer, Void> fresh = factory.create("tenant", (Batch<Integer, Void> batch) ->
+            batch.completeRemaining(null));
+        HealthIndicator health = context.getBean("ringbatchHealthIndicator", HealthIndicator.class);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> detail = (Map<String, Object>) health.health().getDetails().get("tenant");
+        assertThat(detail).doesNotContainKey("oldestWriteAge");
+        assertThat(context.getBean(MeterRegistry.class).get("ringbatch.batch.write.active").tag("name", "tenant")
+            .longTaskTimer().activeTasks()).isZero();
+        assertThat(fresh.submit(2)).succeedsWithin(WAIT);
+      } finally {
+        never.complete(null);
+      }
+    });
+  }
+
+  @Test
   void closedBatcher_activeTimerRemoved() {
     runner.run(context -> {
       Batcher<Integer, Void> orders = context.getBean(BatcherFactory.class).create("orders",
