@@ -8,6 +8,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 
 /**
  * Auto-configures the {@link BatcherFactory} and the {@link BatcherLifecycle} that drains batchers on
@@ -22,9 +23,18 @@ public class BatcherAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public BatcherFactory batcherFactory(BatcherProperties properties,
-      ObjectProvider<BatcherConfigCustomizer> customizers, ObjectProvider<BatchSinkDecorator> decorators) {
+      ObjectProvider<BatcherConfigCustomizer> customizers, ObjectProvider<BatchSinkDecorator> decorators,
+      Environment environment) {
+    SettingsKeyCheck.check(environment);
     return new BatcherFactory(properties, customizers.orderedStream().toList(),
-        decorators.orderedStream().toList());
+        decorators.orderedStream().toList(), environment);
+  }
+
+  /** Tracks the sink writes in progress, for the health's write age and the write.active long-task timer. */
+  @Bean
+  @ConditionalOnMissingBean
+  public WriteTracker ringbatchWriteTracker() {
+    return new WriteTracker();
   }
 
   @Bean

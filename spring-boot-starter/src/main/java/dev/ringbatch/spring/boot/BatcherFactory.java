@@ -7,9 +7,7 @@ import dev.ringbatch.BatchSink;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
 import dev.ringbatch.CloseReport;
-import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.Weigher;
-import dev.ringbatch.spring.boot.BatcherProperties.Retry;
 import dev.ringbatch.spring.boot.BatcherProperties.Settings;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,6 +15,8 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -24,8 +24,8 @@ import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.core.env.Environment;
 
 /**
  * Creates batchers configured by {@code ringbatch.*} properties and {@link BatcherConfigCustomizer} beans.
@@ -51,9 +51,11 @@ public class BatcherFactory implements AutoCloseable {
   private static final Log LOG = LogFactory.getLog(BatcherFactory.class);
 
   private final BatcherProperties properties;
-  private final List<BatcherConfigCustomizer> customizers;
+  private final PropertiesConfigMapper mapper;
   private final List<BatchSinkDecorator> decorators;
   private final List<Batcher<?, ?>> created = new CopyOnWriteArrayList<>();
+  /** The names of the batchers in {@link #created}, and of those being built. */
+  private final Set<String> names = ConcurrentHashMap.newKeySet();
   private final List<Consumer<? super Batcher<?, ?>>> listeners = new CopyOnWriteArrayList<>();
   private final Map<Batcher<?, ?>, List<Object>> sinks = Collections.synchronizedMap(new IdentityHashMap<>());
 
@@ -78,15 +80,29 @@ public class BatcherFactory implements AutoCloseable {
    */
   public BatcherFactory(BatcherProperties properties, List<BatcherConfigCustomizer> customizers,
       List<BatchSinkDecorator> decorators) {
+    this(properties, customizers, decorators, PropertiesConfigMapper.Precedence.NONE);
+  }
+
+  /**
+   * Creates a factory and checks the configuration of every batcher named in the properties. When a rule
+   * between two properties fails (a batch larger than the ring), the one blamed is the one whose property
+   * source in {@code environment} takes precedence: a ring size given on the command line, not the batch size
+   * from {@code application.yml}.
+   *
+   * @param customizers applied to the batcher of their name, in this order, after the properties
+   * @param decorators wrapped around every sink given to the factory, the first innermost
+   */
+  public BatcherFactory(BatcherProperties properties, List<BatcherConfigCustomizer> customizers,
+      List<BatchSinkDecorator> decorators, Environment environment) {
+    this(properties, customizers, decorators, PropertiesConfigMapper.Precedence.of(environment));
+  }
+
+  private BatcherFactory(BatcherProperties properties, List<BatcherConfigCustomizer> customizers,
+      List<BatchSinkDecorator> decorators, PropertiesConfigMapper.Precedence precedence) {
     this.properties = requireNonNull(properties, "properties");
-    this.customizers = List.copyOf(customizers);
+    this.mapper = new PropertiesConfigMapper(properties, customizers, precedence);
     this.decorators = List.copyOf(decorators);
-    config("ringbatch.defaults", properties.getDefaults(), null, null);
-    for (String name : properties.getBatchers().keySet()) {
-      // private calls only: an overridable one here would let a subclass see a half-built factory
-      config("ringbatch.batchers." + name, properties.getBatchers().get(name), name, properties.getDefaults());
-      shards(name);
-    }
+    mapper.checkAll(); // private state only: an overridable call here would let a subclass see a half-built factory
   }
 
   /**
@@ -96,13 +112,13 @@ public class BatcherFactory implements AutoCloseable {
    */
   public <T, R> Batcher<T, R> create(String name, BatchSink<T, R> sink) {
     requireUnsharded(name);
-    return register(Batcher.of(name, config(name), decorate(name, sink)), List.of(sink));
+    return register(name, () -> Batcher.of(name, config(name), decorate(name, sink)), List.of(sink));
   }
 
   /** Creates and starts a batcher whose items are weighed for its byte limit. */
   public <T, R> Batcher<T, R> create(String name, Weigher<? super T> weigher, BatchSink<T, R> sink) {
     requireUnsharded(name);
-    return register(Batcher.of(name, config(name), weigher, decorate(name, sink)), List.of(sink));
+    return register(name, () -> Batcher.of(name, config(name), weigher, decorate(name, sink)), List.of(sink));
   }
 
   /** Creates and starts a batcher with an asynchronous sink, configured from the properties. */
@@ -113,7 +129,8 @@ public class BatcherFactory implements AutoCloseable {
     for (BatchSinkDecorator decorator : decorators) {
       decorated = decorator.decorateAsync(name, decorated);
     }
-    return register(Batcher.ofAsync(name, config(name), decorated), List.of(sink));
+    AsyncBatchSink<T, R> wrapped = decorated;
+    return register(name, () -> Batcher.ofAsync(name, config(name), wrapped), List.of(sink));
   }
 
   /**
@@ -125,15 +142,15 @@ public class BatcherFactory implements AutoCloseable {
       IntFunction<? extends BatchSink<T, R>> sinks) {
     requireNonNull(key, "key");
     List<Object> made = new CopyOnWriteArrayList<>();
-    return register(closingSinksOnFailure(name, made,
-        () -> Batcher.sharded(name, config(name), shards(name), key, recording(name, sinks, made))), made);
+    return register(name, () -> closingSinksOnFailure(name, made,
+        () -> Batcher.sharded(name, config(name), mapper.shards(name), key, recording(name, sinks, made))), made);
   }
 
   /** Creates and starts a sharded batcher whose items go round-robin over the shards, in no order. */
   public <T, R> Batcher<T, R> createSharded(String name, IntFunction<? extends BatchSink<T, R>> sinks) {
     List<Object> made = new CopyOnWriteArrayList<>();
-    return register(closingSinksOnFailure(name, made,
-        () -> Batcher.sharded(name, config(name), shards(name), recording(name, sinks, made))), made);
+    return register(name, () -> closingSinksOnFailure(name, made,
+        () -> Batcher.sharded(name, config(name), mapper.shards(name), recording(name, sinks, made))), made);
   }
 
   /**
@@ -170,7 +187,7 @@ public class BatcherFactory implements AutoCloseable {
    */
   public BatcherConfig config(String name) {
     requireNonNull(name, "name");
-    return config("ringbatch.batchers." + name, properties.getBatchers().get(name), name, properties.getDefaults());
+    return mapper.config(name);
   }
 
   /** The batchers this factory created, in creation order. */
@@ -179,18 +196,40 @@ public class BatcherFactory implements AutoCloseable {
   }
 
   /**
-   * Closes every batcher this factory created that is still open, within {@code ringbatch.shutdown-timeout} in
-   * all, and their {@link AutoCloseable} sinks, logging each report. Normally the {@link BatcherLifecycle} has
+   * Closes every batcher this factory created that is still open, in parallel, each within its close-timeout
+   * bounded by {@code ringbatch.shutdown-timeout}, and their {@link AutoCloseable} sinks, logging each report. Normally the {@link BatcherLifecycle} has
    * closed them already and this does nothing.
    */
   @Override
   public void close() {
-    long deadline = System.nanoTime() + properties.getShutdownTimeout().toNanos();
+    List<Batcher<?, ?>> open = new ArrayList<>();
     for (Batcher<?, ?> batcher : created) {
       if (!batcher.isClosed() || sinks.containsKey(batcher)) {
-        closeAndLog(batcher, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), "closed by its factory");
+        open.add(batcher);
       }
     }
+    Collections.reverse(open);
+    ParallelCloser.closeAll(open, properties.getShutdownTimeout(), (batcher, within) ->
+        closeAndLog(batcher, within, "closed by its factory"));
+  }
+
+  /**
+   * Forgets {@code batcher}, which its owner closed while the application runs: it is no longer in
+   * {@link #created()}, its name is free for a new batcher, and the sinks the factory was given with it are
+   * closed. Called by the {@link BatcherLifecycle} on the closing thread, once the close report is out.
+   */
+  void retire(Batcher<?, ?> batcher, CloseReport report) {
+    if (created.remove(batcher)) {
+      for (BatchSinkDecorator decorator : decorators) {
+        if (decorator instanceof WriteTracker tracker) {
+          tracker.forget(batcher.name()); // a new batcher of the name must not inherit a write left hanging
+        }
+      }
+      names.remove(batcher.name());
+    }
+    LOG.info("ringbatch batcher '" + batcher.name() + "' closed by its owner and deregistered: " + report);
+    List<Object> own = sinks.remove(batcher);
+    closeSinks(batcher.name(), own == null ? List.of() : own);
   }
 
   /** Names that have properties, for checking against the batchers actually created. */
@@ -207,9 +246,14 @@ public class BatcherFactory implements AutoCloseable {
     CloseReport report = batcher.close(timeout);
     if (report.drained()) {
       LOG.info("ringbatch batcher '" + batcher.name() + "' " + why + ": " + report);
-    } else {
+    } else if (report.abandoned() > 0) {
       LOG.warn("ringbatch batcher '" + batcher.name() + "' " + why + " without draining: " + report.abandoned()
           + " items abandoned, their callers failed: " + report);
+    } else {
+      // The close timed out with nothing to abandon: it did not see its consumer stop in time (a sharded
+      // batcher's shard, say), so it cannot say it drained; there were no callers to fail.
+      LOG.warn("ringbatch batcher '" + batcher.name() + "' " + why + " before its consumer confirmed the drain;"
+          + " no item abandoned: " + report);
     }
     List<Object> own = sinks.remove(batcher);
     closeSinks(batcher.name(), own == null ? List.of() : own);
@@ -228,10 +272,29 @@ public class BatcherFactory implements AutoCloseable {
   }
 
   /**
-   * Records a new batcher and tells the listeners (meter binders). If one throws, create() throws: the batcher,
-   * which nobody holds then, is closed with its sinks rather than left running until shutdown.
+   * Takes {@code name}, builds the batcher, records it and tells the listeners (meter binders). The name is
+   * taken before the batcher is built (and started), so that of two concurrent creates of one name the second
+   * fails before it starts a consumer; it is free again if the build fails. If a listener throws, create()
+   * throws: the batcher, which nobody holds then, is closed with its sinks rather than left running until
+   * shutdown.
+   *
+   * @throws IllegalStateException if a batcher of this factory already has that name
    */
-  private <T, R> Batcher<T, R> register(Batcher<T, R> batcher, List<Object> ownSinks) {
+  private <T, R> Batcher<T, R> register(String name, Supplier<Batcher<T, R>> build, List<Object> ownSinks) {
+    requireNonNull(name, "name");
+    if (!names.add(name)) {
+      throw duplicateName(name);
+    }
+    Batcher<T, R> batcher;
+    try {
+      batcher = build.get();
+    } catch (IllegalArgumentException e) {
+      names.remove(name);
+      throw mapper.blameRingSize(name, e); // the core refuses a ring too large for the heap only when built
+    } catch (RuntimeException | Error e) {
+      names.remove(name);
+      throw e;
+    }
     sinks.put(batcher, ownSinks);
     synchronized (listeners) {
       created.add(batcher);
@@ -241,11 +304,17 @@ public class BatcherFactory implements AutoCloseable {
         }
       } catch (RuntimeException | Error e) {
         created.remove(batcher);
+        names.remove(name);
         closeAndLog(batcher, properties.getShutdownTimeout(), "closed: a listener of its creation failed");
         throw e;
       }
     }
     return batcher;
+  }
+
+  static IllegalStateException duplicateName(String name) {
+    return new IllegalStateException("a batcher named '" + name + "' already exists; batcher names must be unique:"
+        + " they key its properties, meters, health and batchers endpoint entry");
   }
 
   /** The shards' sinks, decorated; the undecorated ones recorded in {@code made}, to be closed. */
@@ -269,137 +338,10 @@ public class BatcherFactory implements AutoCloseable {
   }
 
   private void requireUnsharded(String name) {
-    int shards = shards(name);
+    int shards = mapper.shards(name);
     if (shards > 1) {
       throw new IllegalStateException("ringbatch.batchers." + name + ".shards is " + shards
           + ": create batcher '" + name + "' with BatcherFactory.createSharded");
-    }
-  }
-
-  private int shards(String name) {
-    Settings own = properties.getBatchers().get(name);
-    Integer shards = own != null && own.getShards() != null ? own.getShards() : properties.getDefaults().getShards();
-    String property = own != null && own.getShards() != null ? "ringbatch.batchers." + name + ".shards"
-        : "ringbatch.defaults.shards";
-    if (shards == null) {
-      return 1;
-    }
-    if (shards < 1) {
-      throw new InvalidConfigurationPropertyValueException(property, shards,
-          "shards must be at least 1 but was " + shards);
-    }
-    return shards;
-  }
-
-  /**
-   * Builds the configuration of {@code prefix}: the defaults (if given), then {@code own}, then the
-   * customizers of {@code name}.
-   */
-  private BatcherConfig config(String prefix, @Nullable Settings own, @Nullable String name,
-      @Nullable Settings defaults) {
-    BatcherConfig.Builder builder = BatcherConfig.builder();
-    RetryPolicy.Builder retry = RetryPolicy.builder();
-    boolean retrySet = false;
-    if (defaults != null) {
-      apply(builder, "ringbatch.defaults", defaults);
-      retrySet = apply(retry, "ringbatch.defaults.retry", defaults.getRetry());
-    }
-    if (own != null) {
-      apply(builder, prefix, own);
-      retrySet |= apply(retry, prefix + ".retry", own.getRetry());
-    }
-    if (retrySet) {
-      try {
-        builder.retryPolicy(retry.build());
-      } catch (IllegalStateException e) {
-        throw new InvalidConfigurationPropertyValueException(lastSet(prefix, own, defaults, "retry.max-backoff",
-            s -> s.getRetry().getMaxBackoff()), valueOf(own, defaults, s -> s.getRetry().getMaxBackoff()),
-            e.getMessage());
-      }
-    }
-    if (name != null && valueOf(own, defaults, Settings::getConsumerThread) == ConsumerThread.VIRTUAL) {
-      builder.threadFactory(VirtualThreads.factory("ringbatch-" + name + "-"));
-    }
-    if (name != null) {
-      for (BatcherConfigCustomizer customizer : customizers) {
-        if (customizer.name().equals(name)) {
-          customizer.customize(builder);
-        }
-      }
-    }
-    try {
-      return builder.build();
-    } catch (IllegalStateException e) {
-      // maxBatchSize > ringSize: blame whichever of the two the user set last, with its value
-      String property = lastSet(prefix, own, defaults, "max-batch-size", Settings::getMaxBatchSize);
-      Object value = valueOf(own, defaults, Settings::getMaxBatchSize);
-      if (value == null) {
-        property = lastSet(prefix, own, defaults, "ring-size", Settings::getRingSize);
-        value = valueOf(own, defaults, Settings::getRingSize);
-      }
-      if (value == null) { // neither is a property: a customizer set them
-        throw new IllegalStateException("the BatcherConfigCustomizer of batcher '" + name + "' made an invalid"
-            + " configuration: " + e.getMessage(), e);
-      }
-      throw new InvalidConfigurationPropertyValueException(property, value, e.getMessage());
-    }
-  }
-
-  /** The property, in {@code own} if set there, else in the defaults. */
-  private static String lastSet(String prefix, @Nullable Settings own, @Nullable Settings defaults, String key,
-      Function<Settings, @Nullable Object> getter) {
-    return own != null && getter.apply(own) != null ? prefix + "." + key : "ringbatch.defaults." + key;
-  }
-
-  private static <V> @Nullable V valueOf(@Nullable Settings own, @Nullable Settings defaults,
-      Function<Settings, @Nullable V> getter) {
-    V value = own == null ? null : getter.apply(own);
-    return value != null || defaults == null ? value : getter.apply(defaults);
-  }
-
-  private static void apply(BatcherConfig.Builder b, String prefix, Settings s) {
-    set(prefix + ".ring-size", s.getRingSize(), b::ringSize);
-    set(prefix + ".max-batch-size", s.getMaxBatchSize(), b::maxBatchSize);
-    set(prefix + ".max-batch-bytes", s.getMaxBatchBytes(), b::maxBatchBytes);
-    set(prefix + ".linger", s.getLinger(), b::linger);
-    set(prefix + ".overflow-policy", s.getOverflowPolicy(), b::overflowPolicy);
-    set(prefix + ".submit-timeout", s.getSubmitTimeout(), b::submitTimeout);
-    if (Boolean.TRUE.equals(s.getBlockWithoutTimeout())) {
-      if (s.getSubmitTimeout() != null) {
-        throw new InvalidConfigurationPropertyValueException(prefix + ".block-without-timeout", true,
-            "block-without-timeout excludes submit-timeout, which is set to " + s.getSubmitTimeout() + " at "
-                + prefix + ".submit-timeout");
-      }
-      b.submitTimeout(BatcherConfig.NO_TIMEOUT);
-    }
-    set(prefix + ".wait-mode", s.getWaitMode(), b::waitMode);
-    set(prefix + ".close-timeout", s.getCloseTimeout(), b::closeTimeout);
-    set(prefix + ".max-in-flight-batches", s.getMaxInFlightBatches(), b::maxInFlightBatches);
-    if (s.getConsumerThread() == ConsumerThread.VIRTUAL && !VirtualThreads.available()) {
-      throw new InvalidConfigurationPropertyValueException(prefix + ".consumer-thread", "virtual",
-          "virtual threads need Java 21 or later; this is Java " + Runtime.version().feature());
-    }
-  }
-
-  /** Returns whether any retry key is set. */
-  private static boolean apply(RetryPolicy.Builder b, String prefix, Retry r) {
-    set(prefix + ".max-attempts", r.getMaxAttempts(), b::maxAttempts);
-    set(prefix + ".initial-backoff", r.getInitialBackoff(), b::initialBackoff);
-    set(prefix + ".max-backoff", r.getMaxBackoff(), b::maxBackoff);
-    set(prefix + ".multiplier", r.getMultiplier(), b::multiplier);
-    set(prefix + ".jitter", r.getJitter(), b::jitter);
-    set(prefix + ".max-elapsed", r.getMaxElapsed(), b::maxElapsed);
-    return r.isSet();
-  }
-
-  private static <V> void set(String property, @Nullable V value, Consumer<V> setter) {
-    if (value == null) {
-      return;
-    }
-    try {
-      setter.accept(value);
-    } catch (IllegalArgumentException e) {
-      throw new InvalidConfigurationPropertyValueException(property, value, e.getMessage());
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.ringbatch.spring.boot;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -21,7 +22,7 @@ public class BatcherHealthContributorAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean(name = "ringbatchHealthIndicator")
   public BatcherHealthIndicator ringbatchHealthIndicator(BatcherFactory factory, BatcherLifecycle lifecycle,
-      BatcherProperties properties) {
-    return new BatcherHealthIndicator(factory, lifecycle, properties.getHealth());
+      BatcherProperties properties, ObjectProvider<WriteTracker> writes) {
+    return new BatcherHealthIndicator(factory, lifecycle, properties.getHealth(), writes.getIfAvailable());
   }
 }

@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
@@ -18,14 +19,24 @@ import org.springframework.boot.health.contributor.Status;
  * The {@code ringbatch} health: the worst status of every batcher, with details per batcher.
  *
  * <ul>
- *   <li>{@code DOWN}: the batcher was closed while the application runs (not by the shutdown).</li>
  *   <li>{@code ringbatch.health.degraded-status} ({@code OUT_OF_SERVICE}): its ring was seen full at health
  *       checks spanning at least {@code ringbatch.health.ring-full-for}, or more than
- *       {@code ringbatch.health.failure-ratio} of the items of its last {@code ringbatch.health.failure-window}
- *       batches failed, counted only once those batches hold at least {@code ringbatch.health.failure-min-items}
- *       items (so that one failed batch in a quiet application does not take it out of service).</li>
- *   <li>{@code UP} otherwise, and again once the ring has room and the failures have left the window.</li>
+ *       {@code ringbatch.health.failure-ratio} of the items of its batches in the last
+ *       {@code ringbatch.health.failure-window} (a period of time) failed, counted only once those batches hold
+ *       at least {@code ringbatch.health.failure-min-items} items (so that one failed batch in a quiet
+ *       application does not take it out of service).</li>
+ *   <li>{@code UP} otherwise, and again once the ring has room and the failures have left the window, with
+ *       or without new traffic.</li>
  * </ul>
+ *
+ * <p>A sink write in progress for {@code ringbatch.health.max-write-age} or longer (a hung database call) makes
+ * the batcher degraded too, not {@code DOWN}: a liveness probe would restart the application over a slow
+ * database, which a restart does not cure, while readiness taking it out of traffic is what helps. The age of
+ * the oldest write in progress is the detail {@code oldestWriteAge}.
+ *
+ * <p>A batcher its owner closes while the application runs does not fail the health: it is listed, {@code UP},
+ * with the reason "being closed by its owner", until its close returns, and then it is gone (see
+ * {@link BatcherLifecycle}). The shutdown's closes report {@code OUT_OF_SERVICE}.
  *
  * Whether the consumer thread is alive is not visible through the public {@code Batcher} API, so it is not
  * checked; the core catches every sink failure, so that thread does not die of one.
@@ -35,30 +46,45 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
   private final BatcherProperties.Health settings;
   private final Status degraded;
   private final LongSupplier nanoTime;
+  private final @Nullable WriteTracker writes;
   private final Map<Batcher<?, ?>, FailureWindow> windows = Collections.synchronizedMap(new WeakHashMap<>());
 
   /**
    * @throws InvalidConfigurationPropertyValueException if a {@code ringbatch.health.*} property is out of range
    */
   public BatcherHealthIndicator(BatcherFactory factory, BatcherLifecycle lifecycle, BatcherProperties.Health settings) {
-    this(factory, lifecycle, settings, System::nanoTime);
+    this(factory, lifecycle, settings, (WriteTracker) null);
+  }
+
+  /**
+   * @param writes the sink writes in progress, for {@code oldestWriteAge} and {@code max-write-age}; without
+   *     it neither is shown nor checked
+   * @throws InvalidConfigurationPropertyValueException if a {@code ringbatch.health.*} property is out of range
+   */
+  public BatcherHealthIndicator(BatcherFactory factory, BatcherLifecycle lifecycle, BatcherProperties.Health settings,
+      @Nullable WriteTracker writes) {
+    this(factory, lifecycle, settings, writes, System::nanoTime);
   }
 
   BatcherHealthIndicator(BatcherFactory factory, BatcherLifecycle lifecycle, BatcherProperties.Health settings,
       LongSupplier nanoTime) {
+    this(factory, lifecycle, settings, null, nanoTime);
+  }
+
+  BatcherHealthIndicator(BatcherFactory factory, BatcherLifecycle lifecycle, BatcherProperties.Health settings,
+      @Nullable WriteTracker writes, LongSupplier nanoTime) {
     super("ringbatch health check failed");
     this.lifecycle = lifecycle;
     this.settings = settings;
+    this.writes = writes;
     this.nanoTime = nanoTime;
+    PropertiesConfigMapper.requirePositive("ringbatch.health.max-write-age", settings.getMaxWriteAge());
     double ratio = settings.getFailureRatio();
     if (!(ratio >= 0 && ratio <= 1)) {
       throw new InvalidConfigurationPropertyValueException("ringbatch.health.failure-ratio", ratio,
           "failure-ratio must be from 0 to 1 but was " + ratio);
     }
-    if (settings.getFailureWindow() < 1) {
-      throw new InvalidConfigurationPropertyValueException("ringbatch.health.failure-window",
-          settings.getFailureWindow(), "failure-window must be at least 1 but was " + settings.getFailureWindow());
-    }
+    PropertiesConfigMapper.requirePositive("ringbatch.health.failure-window", settings.getFailureWindow());
     if (settings.getFailureMinItems() < 1) {
       throw new InvalidConfigurationPropertyValueException("ringbatch.health.failure-min-items",
           settings.getFailureMinItems(),
@@ -97,12 +123,20 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
     String reason = null;
     if (batcher.isClosed()) {
       CloseReport report = batcher.closeReport();
-      status = lifecycle.isRunning() ? Status.DOWN : Status.OUT_OF_SERVICE;
-      reason = lifecycle.isRunning() ? "closed while the application runs" : "closed by the shutdown";
+      status = lifecycle.isRunning() ? Status.UP : Status.OUT_OF_SERVICE;
+      reason = lifecycle.isRunning() ? "being closed by its owner" : "closed by the shutdown";
       if (report != null) {
         detail.put("closeReport", report.toString());
       }
     } else {
+      Duration oldestWrite = oldestWrite(batcher);
+      if (oldestWrite != null) {
+        detail.put("oldestWriteAge", oldestWrite.toString());
+        if (oldestWrite.compareTo(settings.getMaxWriteAge()) >= 0) { // first: a hung write fills the ring next
+          status = degraded;
+          reason = "a sink write has run for " + oldestWrite + ", at least max-write-age " + settings.getMaxWriteAge();
+        }
+      }
       long now = nanoTime.getAsLong();
       // Any full shard refuses (or holds up) the items routed to it, even when the others have room.
       if (batcher.shardStats().stream().anyMatch(shard -> shard.remainingCapacity() == 0)) {
@@ -112,7 +146,7 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
           window.fullSinceNanos = now;
         }
         Duration full = Duration.ofNanos(now - since);
-        if (full.compareTo(settings.getRingFullFor()) >= 0) {
+        if (status == Status.UP && full.compareTo(settings.getRingFullFor()) >= 0) {
           status = degraded;
           reason = "ring full for at least " + full;
         }
@@ -150,12 +184,17 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
     return status;
   }
 
+  private @Nullable Duration oldestWrite(Batcher<?, ?> batcher) {
+    WritesInProgress inProgress = writes == null ? null : writes.of(batcher.name());
+    return inProgress == null ? null : inProgress.oldestAge();
+  }
+
   /** The window of {@code batcher}, made and registered the first time it is asked for. */
   private FailureWindow window(Batcher<?, ?> batcher) {
     synchronized (windows) {
       FailureWindow window = windows.get(batcher);
       if (window == null) {
-        window = new FailureWindow(settings.getFailureWindow());
+        window = new FailureWindow(settings.getFailureWindow(), nanoTime);
         windows.put(batcher, window);
         batcher.addStatsRecorder(window);
       }

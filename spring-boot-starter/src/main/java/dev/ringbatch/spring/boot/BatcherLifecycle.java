@@ -1,6 +1,8 @@
 package dev.ringbatch.spring.boot;
 
 import dev.ringbatch.Batcher;
+import dev.ringbatch.CloseReport;
+import dev.ringbatch.stats.StatsRecorder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -8,6 +10,7 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.stream.Stream;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -23,8 +26,14 @@ import org.springframework.context.SmartLifecycle;
  *
  * <p>Its phase, {@link #PHASE}, is below the web server's graceful-shutdown and stop phases, so the server
  * has stopped taking requests before the batchers close, and every lifecycle stops before beans are
- * destroyed, so the batchers have drained before the {@code DataSource} closes. All batchers share
- * {@code ringbatch.shutdown-timeout}; what a batcher cannot write in time is abandoned, its callers told.
+ * destroyed, so the batchers have drained before the {@code DataSource} closes. The batchers close in parallel,
+ * each within its own {@code close-timeout} bounded by {@code ringbatch.shutdown-timeout}, so a hung batcher
+ * does not use up the time of a healthy one; what a batcher cannot write in time is abandoned, its callers
+ * told. A batcher its owner closes while the application runs is deregistered: it leaves the health, the
+ * {@code batchers} endpoint and the factory (its name is free again, its sinks closed); its meters go with
+ * its close. A batcher begins its close once the newer ones' closes have returned (one whose sink feeds
+ * another was created after it, and drains into it first), or once only its own close-timeout is left of the
+ * budget: a hung newer batcher delays it but does not take its close-timeout away (see {@link ParallelCloser}).
  *
  * <p>Each close report is logged here, at {@code INFO} when the batcher drained and at {@code WARN} with the
  * abandoned count when it did not, through Spring's logging (commons-logging, so SLF4J and Logback in a Boot
@@ -44,6 +53,10 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
   private final Duration timeout;
   private volatile boolean running;
   private volatile @Nullable ConfigurableListableBeanFactory beanFactory;
+  /** Batchers whose recorder is registered; weak, as is {@link #retired}: the batchers' owners hold them. */
+  private final Set<Batcher<?, ?>> watched = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+  /** Batchers closed by their owners while the application ran: no longer listed anywhere. */
+  private final Set<Batcher<?, ?>> retired = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
 
   public BatcherLifecycle(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> beans, Duration timeout) {
     this.factory = factory;
@@ -61,7 +74,9 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
     running = true;
     Set<String> names = new HashSet<>();
     for (Batcher<?, ?> batcher : batchers()) {
-      names.add(batcher.name());
+      if (!names.add(batcher.name())) { // a hand-made Batcher bean: the factory refuses its own duplicates
+        throw BatcherFactory.duplicateName(batcher.name());
+      }
     }
     for (String configured : factory.configuredNames().keySet()) {
       if (!names.contains(configured)) {
@@ -69,18 +84,32 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
             + configured + "' was created; check the name");
       }
     }
+    factory.whenCreated(this::watch);
+    singletons(beanFactory, beans).forEach(this::watch);
+  }
+
+  /** Deregisters {@code batcher} when its owner closes it while the application runs; once per batcher. */
+  private void watch(Batcher<?, ?> batcher) {
+    if (watched.add(batcher)) {
+      batcher.addStatsRecorder(new StatsRecorder() {
+        @Override
+        public void recordClosed(CloseReport report) {
+          if (running) { // the shutdown's own closes keep the batchers listed, as closed by the shutdown
+            retired.add(batcher);
+            factory.retire(batcher, report);
+          }
+        }
+      });
+    }
   }
 
   @Override
   public void stop() {
     running = false;
-    long deadline = System.nanoTime() + timeout.toNanos();
     List<Batcher<?, ?>> newestFirst = batchers();
-    Collections.reverse(newestFirst); // a batcher whose sink feeds another was created after it: it drains first
-    for (Batcher<?, ?> batcher : newestFirst) {
-      Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-      factory.closeAndLog(batcher, remaining, "closed on shutdown");
-    }
+    Collections.reverse(newestFirst); // a batcher whose sink feeds another was created after it: it begins first
+    ParallelCloser.closeAll(newestFirst, timeout, (batcher, within) ->
+        factory.closeAndLog(batcher, within, "closed on shutdown"));
   }
 
   /** Whether the application runs: started and not yet stopping. A batcher closed meanwhile is unexpected. */
@@ -94,9 +123,12 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
     return PHASE;
   }
 
-  /** The factory's batchers and the Batcher beans, each once. */
+  /** The factory's batchers and the Batcher beans, each once, without those their owners closed. */
   List<Batcher<?, ?>> batchers() {
     Set<Batcher<?, ?>> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    synchronized (retired) {
+      seen.addAll(retired);
+    }
     List<Batcher<?, ?>> all = new ArrayList<>();
     for (Batcher<?, ?> batcher : factory.created()) {
       if (seen.add(batcher)) {

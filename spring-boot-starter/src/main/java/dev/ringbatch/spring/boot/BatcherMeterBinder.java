@@ -1,7 +1,10 @@
 package dev.ringbatch.spring.boot;
 
 import dev.ringbatch.Batcher;
+import dev.ringbatch.CloseReport;
 import dev.ringbatch.micrometer.BatcherMetrics;
+import dev.ringbatch.stats.StatsRecorder;
+import io.micrometer.core.instrument.LongTaskTimer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -19,9 +22,13 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
  * {@code BatcherMetrics.monitor} on the same registry counts nothing twice.
  */
 public class BatcherMeterBinder implements MeterBinder, BeanFactoryAware {
+  /** The long-task timer of the sink writes in progress. */
+  public static final String WRITE_ACTIVE = "ringbatch.batch.write.active";
+
   private final BatcherFactory factory;
   private final ObjectProvider<Batcher<?, ?>> beans;
   private final boolean itemWaits;
+  private final @Nullable WriteTracker writes;
   private volatile @Nullable ConfigurableListableBeanFactory beanFactory;
 
   /** Binds every meter, item waits included. */
@@ -31,9 +38,19 @@ public class BatcherMeterBinder implements MeterBinder, BeanFactoryAware {
 
   /** Binds every meter; the item-wait meters only if {@code itemWaits} ({@code ringbatch.metrics.item-waits}). */
   public BatcherMeterBinder(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> beans, boolean itemWaits) {
+    this(factory, beans, itemWaits, null);
+  }
+
+  /**
+   * Binds every meter, and with {@code writes} the long-task timer {@value #WRITE_ACTIVE} of each batcher the
+   * factory made: its sink writes in progress, tagged {@code name} and {@code sink=sync|async}.
+   */
+  public BatcherMeterBinder(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> beans, boolean itemWaits,
+      @Nullable WriteTracker writes) {
     this.factory = factory;
     this.beans = beans;
     this.itemWaits = itemWaits;
+    this.writes = writes;
   }
 
   @Override
@@ -49,5 +66,28 @@ public class BatcherMeterBinder implements MeterBinder, BeanFactoryAware {
 
   private void bind(MeterRegistry registry, Batcher<?, ?> batcher) {
     new BatcherMetrics(batcher, Tags.empty(), itemWaits).bindTo(registry);
+    WritesInProgress inProgress = writes == null ? null : writes.of(batcher.name());
+    if (inProgress != null && !batcher.isClosed()) {
+      bindWriteActive(registry, batcher, inProgress);
+    }
+  }
+
+  /** Registers the long-task timer fed by the batcher's writes; removes it when the batcher closes. */
+  private static void bindWriteActive(MeterRegistry registry, Batcher<?, ?> batcher, WritesInProgress inProgress) {
+    LongTaskTimer active = LongTaskTimer.builder(WRITE_ACTIVE)
+        .description("Sink writes in progress, and how long each has run")
+        .tags("name", batcher.name(), "sink", inProgress.async ? "async" : "sync").register(registry);
+    WritesInProgress.Listener listener = () -> {
+      LongTaskTimer.Sample sample = active.start();
+      return sample::stop;
+    };
+    inProgress.addListener(listener);
+    batcher.addStatsRecorder(new StatsRecorder() {
+      @Override
+      public void recordClosed(CloseReport report) {
+        inProgress.removeListener(listener);
+        registry.remove(active);
+      }
+    });
   }
 }

@@ -28,7 +28,7 @@ public class BatcherMetricsAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public BatcherMeterBinder ringbatchMeterBinder(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> batchers,
-      BatcherProperties properties) {
-    return new BatcherMeterBinder(factory, batchers, properties.getMetrics().isItemWaits());
+      BatcherProperties properties, ObjectProvider<WriteTracker> writes) {
+    return new BatcherMeterBinder(factory, batchers, properties.getMetrics().isItemWaits(), writes.getIfAvailable());
   }
 }

@@ -16,7 +16,7 @@ import org.springframework.context.annotation.Bean;
  * {@code ringbatch.observations.enabled=false}. Only sinks given to the factory are observed: a {@code Batcher}
  * built by hand can wrap its sink with {@link BatchWriteObservation}. The timers a meter observation handler
  * would make of it are denied: they would duplicate, and in Prometheus clash with, the batcher meters'
- * {@code ringbatch.batch.write}.
+ * {@code ringbatch.batch.write} and {@code ringbatch.batch.write.active}.
  */
 @AutoConfiguration(before = BatcherAutoConfiguration.class,
     afterName = "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration")
@@ -32,9 +32,16 @@ public class BatcherObservationAutoConfiguration {
     return new ObservingSinkDecorator(registry);
   }
 
-  /** Denies the observation's own timers: they would clash with the batcher meters' {@code ringbatch.batch.write}. */
+  /**
+   * Denies the observation's own timers: {@code ringbatch.batch.write} with an {@code error} tag, and
+   * {@code ringbatch.batch.write.active} without the {@code sink} tag of the starter's own long-task timer
+   * (see {@link BatcherMeterBinder#WRITE_ACTIVE}). Not {@link BatchWriteObservation#DUPLICATE_METERS}, which
+   * denies every {@code .active} meter and so the starter's too. The two long-task timers cannot share one id:
+   * Micrometer would hand the handler the starter's timer, and each write would count twice.
+   */
   @Bean
   public MeterFilter ringbatchObservationMeterFilter() {
-    return BatchWriteObservation.DUPLICATE_METERS;
+    return MeterFilter.deny(id -> id.getName().equals(BatchWriteObservation.NAME) && id.getTag("error") != null
+        || id.getName().equals(BatcherMeterBinder.WRITE_ACTIVE) && id.getTag("sink") == null);
   }
 }

@@ -27,7 +27,10 @@ public class BatcherProperties {
   /** Whether the ringbatch auto-configuration is enabled. */
   private boolean enabled = true;
 
-  /** How long the shutdown waits, in total, for every batcher to drain before abandoning what is left. */
+  /**
+   * How long the shutdown waits, in total, for the batchers to drain before abandoning what is left; positive.
+   * The batchers close in parallel, each within its own close-timeout bounded by this.
+   */
   private Duration shutdownTimeout = Duration.ofSeconds(30);
 
   /** Settings every batcher starts from. */
@@ -152,8 +155,18 @@ public class BatcherProperties {
     /** Above this share of failed items among the recent ones the batcher is degraded; 1 turns the check off. */
     private double failureRatio = 0.5;
 
-    /** How many of the latest batches the failure ratio is taken over. */
-    private int failureWindow = 20;
+    /**
+     * The period the failure ratio is taken over (seconds if no unit is given): failures older than this no
+     * longer count, so health recovers with no traffic once an outage is this long past.
+     */
+    @DurationUnit(ChronoUnit.SECONDS)
+    private Duration failureWindow = Duration.ofMinutes(1);
+
+    /**
+     * A sink write in progress for this long makes the batcher degraded: a hung database call. Set it above
+     * the longest write a healthy sink makes, its query timeout included.
+     */
+    private Duration maxWriteAge = Duration.ofSeconds(30);
 
     /** The fewest items the window must hold before its failure ratio counts; below it the ratio is only shown. */
     private int failureMinItems = 20;
@@ -182,12 +195,20 @@ public class BatcherProperties {
       this.failureRatio = failureRatio;
     }
 
-    public int getFailureWindow() {
+    public Duration getFailureWindow() {
       return failureWindow;
     }
 
-    public void setFailureWindow(int failureWindow) {
+    public void setFailureWindow(Duration failureWindow) {
       this.failureWindow = failureWindow;
+    }
+
+    public Duration getMaxWriteAge() {
+      return maxWriteAge;
+    }
+
+    public void setMaxWriteAge(Duration maxWriteAge) {
+      this.maxWriteAge = maxWriteAge;
     }
 
     public int getFailureMinItems() {

@@ -22,7 +22,8 @@ import org.springframework.context.annotation.Bean;
  * <p>Run: {@code mvn -q -B package -DskipTests -pl examples/spring-service -am && java -jar
  * examples/spring-service/target/ringbatch-example-spring-service-0.1.0-SNAPSHOT.jar}, then
  * {@code curl -X POST localhost:8080/events -H 'Content-Type: application/json' -d '{"id":1,"payload":"hi"}'}
- * and {@code curl localhost:8080/actuator/prometheus | grep ringbatch}.
+ * and {@code curl -u ops:demo-only-password localhost:8080/actuator/prometheus | grep ringbatch} (the actuator is
+ * behind the OPS role, see {@link SecurityConfiguration}; {@code OPS_PASSWORD} replaces the demo's password).
  */
 @SpringBootApplication
 public class EventsApplication {

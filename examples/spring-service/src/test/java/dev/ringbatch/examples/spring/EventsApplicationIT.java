@@ -7,11 +7,13 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -104,14 +106,28 @@ class EventsApplicationIT {
   }
 
   @Test
-  void duplicateEvent_answers422WithTheDatabaseError() throws Exception {
+  void duplicateEvent_answers422_withoutTheDatabaseError() throws Exception {
     String body = "{\"id\":999999,\"payload\":\"once\"}";
     HttpResponse<String> first = post(body);
     HttpResponse<String> second = post(body);
 
     assertThat(first.statusCode()).isEqualTo(201);
     assertThat(second.statusCode()).isEqualTo(422);
-    assertThat(second.body()).contains("duplicate key");
+    assertThat(second.body()).isEqualTo("the event conflicts with a stored event"); // the log has the rest
+  }
+
+  @Test
+  void actuator_anonymous_healthStatusOnly_otherEndpointsRefused() throws Exception {
+    HttpResponse<String> readiness = http.send(HttpRequest.newBuilder(uri("/actuator/health/readiness")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(readiness.statusCode()).isEqualTo(200);
+    assertThat(readiness.body()).isEqualTo("{\"status\":\"UP\"}"); // the probe: no components, no details
+    assertThat(http.send(HttpRequest.newBuilder(uri("/actuator/health/ringbatch")).build(),
+        HttpResponse.BodyHandlers.ofString()).statusCode()).as("a component, hidden from anonymous").isEqualTo(404);
+    for (String endpoint : List.of("/actuator/batchers", "/actuator/prometheus", "/actuator/metrics")) {
+      assertThat(http.send(HttpRequest.newBuilder(uri(endpoint)).build(), HttpResponse.BodyHandlers.ofString())
+          .statusCode()).as(endpoint).isEqualTo(401);
+    }
   }
 
   @Test
@@ -123,7 +139,7 @@ class EventsApplicationIT {
     System.out.println("GET /actuator/health/ringbatch: " + health);
     System.out.println("GET /actuator/batchers: " + batchers);
 
-    HttpResponse<String> write = http.send(HttpRequest.newBuilder(uri("/actuator/batchers/events"))
+    HttpResponse<String> write = http.send(asOps(HttpRequest.newBuilder(uri("/actuator/batchers/events")))
         .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString("{\"maxBatchSize\":10}")).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(write.statusCode()).as("write operations are off by default").isIn(404, 405);
@@ -135,8 +151,14 @@ class EventsApplicationIT {
         .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
+  /** GETs an actuator path as the operator of SecurityConfiguration, whose password is the demo's. */
   private String get(String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(uri(path)).build(), HttpResponse.BodyHandlers.ofString()).body();
+    return http.send(asOps(HttpRequest.newBuilder(uri(path))).build(), HttpResponse.BodyHandlers.ofString()).body();
+  }
+
+  private static HttpRequest.Builder asOps(HttpRequest.Builder request) {
+    return request.header("Authorization", "Basic "
+        + Base64.getEncoder().encodeToString("ops:demo-only-password".getBytes(StandardCharsets.UTF_8)));
   }
 
   private URI uri(String path) {

@@ -1,0 +1,237 @@
+package dev.ringbatch.spring.boot;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.ringbatch.BatcherConfig;
+import dev.ringbatch.RetryPolicy;
+import dev.ringbatch.spring.boot.BatcherProperties.Retry;
+import dev.ringbatch.spring.boot.BatcherProperties.Settings;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.core.env.Environment;
+
+/**
+ * Maps {@code ringbatch.*} properties and {@link BatcherConfigCustomizer}s onto {@link BatcherConfig.Builder},
+ * turning each builder refusal into an {@link InvalidConfigurationPropertyValueException} that names the
+ * property the user set and its value. Stateless apart from what it is given; thread-safe.
+ */
+final class PropertiesConfigMapper {
+  /** Of two properties the user set, the one from the property source that takes precedence. */
+  @FunctionalInterface
+  interface Precedence {
+    /** Takes the first when it cannot tell. */
+    String winner(String first, String second);
+
+    /** Without an environment: the first. */
+    Precedence NONE = (first, second) -> first;
+
+    /** The one found first in {@code environment}'s property sources, highest precedence first. */
+    static Precedence of(Environment environment) {
+      return (first, second) -> {
+        ConfigurationPropertyName a = ConfigurationPropertyName.of(first);
+        ConfigurationPropertyName b = ConfigurationPropertyName.of(second);
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+          if (source.getConfigurationProperty(a) != null) {
+            return first;
+          }
+          if (source.getConfigurationProperty(b) != null) {
+            return second;
+          }
+        }
+        return first;
+      };
+    }
+  }
+
+  private final BatcherProperties properties;
+  private final List<BatcherConfigCustomizer> customizers;
+  private final Precedence precedence;
+
+  PropertiesConfigMapper(BatcherProperties properties, List<BatcherConfigCustomizer> customizers,
+      Precedence precedence) {
+    this.properties = requireNonNull(properties, "properties");
+    this.customizers = List.copyOf(customizers);
+    this.precedence = requireNonNull(precedence, "precedence");
+  }
+
+  /** Checks the shutdown budget, the defaults and every configured batcher, used or not. */
+  void checkAll() {
+    requirePositive("ringbatch.shutdown-timeout", properties.getShutdownTimeout());
+    config("ringbatch.defaults", properties.getDefaults(), null, null);
+    for (String name : properties.getBatchers().keySet()) {
+      config(name);
+      shards(name);
+    }
+  }
+
+  /** The configuration of the batcher {@code name}: defaults, its own properties, then its customizers. */
+  BatcherConfig config(String name) {
+    return config("ringbatch.batchers." + name, properties.getBatchers().get(name), name, properties.getDefaults());
+  }
+
+  /**
+   * What to throw for {@code refusal}, which building the batcher {@code name} threw: naming the ring-size
+   * property with its value if the refusal is about the ring size (one too large for the heap, checked only
+   * when the ring is allocated) and a property set it; else {@code refusal} itself.
+   */
+  RuntimeException blameRingSize(String name, IllegalArgumentException refusal) {
+    Settings own = properties.getBatchers().get(name);
+    Integer ring = valueOf(own, properties.getDefaults(), Settings::getRingSize);
+    String message = refusal.getMessage();
+    if (ring == null || message == null || !message.startsWith("ringSize ")) {
+      return refusal;
+    }
+    String property = lastSet("ringbatch.batchers." + name, own, properties.getDefaults(), "ring-size",
+        Settings::getRingSize);
+    RuntimeException blamed = new InvalidConfigurationPropertyValueException(property, ring, message);
+    blamed.initCause(refusal);
+    return blamed;
+  }
+
+  /** Refuses a budget that is null, zero or negative: it would abandon every held item at once. */
+  static void requirePositive(String property, @Nullable Duration value) {
+    if (value == null || value.isZero() || value.isNegative()) {
+      String key = property.substring(property.lastIndexOf('.') + 1);
+      throw new InvalidConfigurationPropertyValueException(property, String.valueOf(value),
+          key + " must be positive but was " + value);
+    }
+  }
+
+  /** The shards of batcher {@code name}: its own property, else the default's, else 1. */
+  int shards(String name) {
+    Settings own = properties.getBatchers().get(name);
+    Integer shards = own != null && own.getShards() != null ? own.getShards() : properties.getDefaults().getShards();
+    String property = own != null && own.getShards() != null ? "ringbatch.batchers." + name + ".shards"
+        : "ringbatch.defaults.shards";
+    if (shards == null) {
+      return 1;
+    }
+    if (shards < 1) {
+      throw new InvalidConfigurationPropertyValueException(property, shards,
+          "shards must be at least 1 but was " + shards);
+    }
+    return shards;
+  }
+
+  /**
+   * Builds the configuration of {@code prefix}: the defaults (if given), then {@code own}, then the
+   * customizers of {@code name}.
+   */
+  BatcherConfig config(String prefix, @Nullable Settings own, @Nullable String name,
+      @Nullable Settings defaults) {
+    BatcherConfig.Builder builder = BatcherConfig.builder();
+    RetryPolicy.Builder retry = RetryPolicy.builder();
+    boolean retrySet = false;
+    if (defaults != null) {
+      apply(builder, "ringbatch.defaults", defaults);
+      retrySet = apply(retry, "ringbatch.defaults.retry", defaults.getRetry());
+    }
+    if (own != null) {
+      apply(builder, prefix, own);
+      retrySet |= apply(retry, prefix + ".retry", own.getRetry());
+    }
+    if (retrySet) {
+      try {
+        builder.retryPolicy(retry.build());
+      } catch (IllegalStateException e) {
+        throw new InvalidConfigurationPropertyValueException(lastSet(prefix, own, defaults, "retry.max-backoff",
+            s -> s.getRetry().getMaxBackoff()), valueOf(own, defaults, s -> s.getRetry().getMaxBackoff()),
+            e.getMessage());
+      }
+    }
+    if (name != null && valueOf(own, defaults, Settings::getConsumerThread) == ConsumerThread.VIRTUAL) {
+      builder.threadFactory(VirtualThreads.factory("ringbatch-" + name + "-"));
+    }
+    if (name != null) {
+      for (BatcherConfigCustomizer customizer : customizers) {
+        if (customizer.name().equals(name)) {
+          customizer.customize(builder);
+        }
+      }
+    }
+    try {
+      return builder.build();
+    } catch (IllegalStateException e) {
+      // maxBatchSize > ringSize: blame the one the user set, or of the two the one from the source that takes
+      // precedence (a ring size on the command line over a batch size from application.yml), with its value
+      Object batch = valueOf(own, defaults, Settings::getMaxBatchSize);
+      Object ring = valueOf(own, defaults, Settings::getRingSize);
+      String batchProperty = lastSet(prefix, own, defaults, "max-batch-size", Settings::getMaxBatchSize);
+      String ringProperty = lastSet(prefix, own, defaults, "ring-size", Settings::getRingSize);
+      boolean blameBatch = batch != null
+          && (ring == null || precedence.winner(batchProperty, ringProperty).equals(batchProperty));
+      String property = blameBatch ? batchProperty : ringProperty;
+      Object value = blameBatch ? batch : ring;
+      if (value == null) { // neither is a property: a customizer set them
+        throw new IllegalStateException("the BatcherConfigCustomizer of batcher '" + name + "' made an invalid"
+            + " configuration: " + e.getMessage(), e);
+      }
+      throw new InvalidConfigurationPropertyValueException(property, value, e.getMessage());
+    }
+  }
+
+  /** The property, in {@code own} if set there, else in the defaults. */
+  private static String lastSet(String prefix, @Nullable Settings own, @Nullable Settings defaults, String key,
+      Function<Settings, @Nullable Object> getter) {
+    return own != null && getter.apply(own) != null ? prefix + "." + key : "ringbatch.defaults." + key;
+  }
+
+  private static <V> @Nullable V valueOf(@Nullable Settings own, @Nullable Settings defaults,
+      Function<Settings, @Nullable V> getter) {
+    V value = own == null ? null : getter.apply(own);
+    return value != null || defaults == null ? value : getter.apply(defaults);
+  }
+
+  private static void apply(BatcherConfig.Builder b, String prefix, Settings s) {
+    set(prefix + ".ring-size", s.getRingSize(), b::ringSize);
+    set(prefix + ".max-batch-size", s.getMaxBatchSize(), b::maxBatchSize);
+    set(prefix + ".max-batch-bytes", s.getMaxBatchBytes(), b::maxBatchBytes);
+    set(prefix + ".linger", s.getLinger(), b::linger);
+    set(prefix + ".overflow-policy", s.getOverflowPolicy(), b::overflowPolicy);
+    set(prefix + ".submit-timeout", s.getSubmitTimeout(), b::submitTimeout);
+    if (Boolean.TRUE.equals(s.getBlockWithoutTimeout())) {
+      if (s.getSubmitTimeout() != null) {
+        throw new InvalidConfigurationPropertyValueException(prefix + ".block-without-timeout", true,
+            "block-without-timeout excludes submit-timeout, which is set to " + s.getSubmitTimeout() + " at "
+                + prefix + ".submit-timeout");
+      }
+      b.submitTimeout(BatcherConfig.NO_TIMEOUT);
+    }
+    set(prefix + ".wait-mode", s.getWaitMode(), b::waitMode);
+    set(prefix + ".close-timeout", s.getCloseTimeout(), b::closeTimeout);
+    set(prefix + ".max-in-flight-batches", s.getMaxInFlightBatches(), b::maxInFlightBatches);
+    if (s.getConsumerThread() == ConsumerThread.VIRTUAL && !VirtualThreads.available()) {
+      throw new InvalidConfigurationPropertyValueException(prefix + ".consumer-thread", "virtual",
+          "virtual threads need Java 21 or later; this is Java " + Runtime.version().feature());
+    }
+  }
+
+  /** Returns whether any retry key is set. */
+  private static boolean apply(RetryPolicy.Builder b, String prefix, Retry r) {
+    set(prefix + ".max-attempts", r.getMaxAttempts(), b::maxAttempts);
+    set(prefix + ".initial-backoff", r.getInitialBackoff(), b::initialBackoff);
+    set(prefix + ".max-backoff", r.getMaxBackoff(), b::maxBackoff);
+    set(prefix + ".multiplier", r.getMultiplier(), b::multiplier);
+    set(prefix + ".jitter", r.getJitter(), b::jitter);
+    set(prefix + ".max-elapsed", r.getMaxElapsed(), b::maxElapsed);
+    return r.isSet();
+  }
+
+  private static <V> void set(String property, @Nullable V value, Consumer<V> setter) {
+    if (value == null) {
+      return;
+    }
+    try {
+      setter.accept(value);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidConfigurationPropertyValueException(property, value, e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,107 @@
+package dev.ringbatch.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
+
+/** Bad {@code ringbatch.*} values that fail startup, naming the property (issue 21). */
+class StartupValidationTest {
+
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(BatcherAutoConfiguration.class));
+
+  @Test
+  void shutdownTimeout_negative_failsStartupNamingTheProperty() {
+    runner.withPropertyValues("ringbatch.shutdown-timeout=-5s")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.shutdown-timeout with value 'PT-5S' is invalid: "
+                + "shutdown-timeout must be positive but was PT-5S"));
+  }
+
+  @Test
+  void shutdownTimeout_zero_failsStartupNamingTheProperty() {
+    runner.withPropertyValues("ringbatch.shutdown-timeout=0s")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.shutdown-timeout with value 'PT0S' is invalid: "
+                + "shutdown-timeout must be positive but was PT0S"));
+  }
+
+  @Test
+  void shutdownTimeout_positive_starts() {
+    runner.withPropertyValues("ringbatch.shutdown-timeout=1ms")
+        .run(context -> assertThat(context).hasNotFailed().hasSingleBean(BatcherLifecycle.class));
+  }
+
+  @Test
+  void unknownBatcherKey_failsStartupNamingItAndTheNearestValidOne() {
+    runner.withPropertyValues("ringbatch.batchers.audit.ring-sise=1000")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.batchers.audit.ring-sise with value '1000' is invalid: "
+                + "ring-sise is not a batcher setting; the nearest is ring-size"));
+  }
+
+  @Test
+  void unknownRetryKeyInTheDefaults_failsStartupNamingTheNearestRetryKey() {
+    runner.withPropertyValues("ringbatch.defaults.retry.max-atempts=3")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.defaults.retry.max-atempts with value '3' is invalid: "
+                + "retry.max-atempts is not a batcher setting; the nearest is retry.max-attempts"));
+  }
+
+  @Test
+  void knownKeysInAnyRelaxedForm_start() {
+    runner.withPropertyValues("ringbatch.batchers.audit.ringSize=64", "ringbatch.batchers.audit.max_batch_size=8",
+            "ringbatch.batchers[billing].retry.maxAttempts=2", "ringbatch.defaults.linger=1ms")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.getBean(BatcherFactory.class).config("audit").ringSize()).isEqualTo(64);
+        });
+  }
+
+  @Test
+  void knownKeysAsEnvironmentVariables_start() {
+    runner.withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(
+            new SystemEnvironmentPropertySource(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+                Map.of("RINGBATCH_DEFAULTS_RING_SIZE", "2048", "RINGBATCH_BATCHERS_AUDIT_RETRY_MAX_ATTEMPTS", "2",
+                    "RINGBATCH_BATCHERS_AUDIT_MAXBATCHSIZE", "8"))))
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.getBean(BatcherFactory.class).config("audit").ringSize()).isEqualTo(2048);
+          assertThat(context.getBean(BatcherFactory.class).config("audit").limits().maxBatchSize()).isEqualTo(8);
+          assertThat(context.getBean(BatcherFactory.class).config("audit").retryPolicy().maxAttempts()).isEqualTo(2);
+        });
+  }
+
+  @Test
+  void ringSizeOnTheCommandLine_belowTheBatchSizeOfTheFile_blamesTheRingSize() {
+    runner.withPropertyValues("ringbatch.batchers.events.max-batch-size=1000") // as in application.yml
+        .withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(
+            new MapPropertySource("commandLineArgs", Map.of("ringbatch.batchers.events.ring-size", "512"))))
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.batchers.events.ring-size with value '512' is invalid: "
+                + "maxBatchSize (1000) must not exceed ringSize (512)"));
+  }
+
+  @Test
+  void batchSizeOnTheCommandLine_aboveTheRingSizeOfTheFile_blamesTheBatchSize() {
+    runner.withPropertyValues("ringbatch.defaults.ring-size=512")
+        .withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(
+            new MapPropertySource("commandLineArgs", Map.of("ringbatch.batchers.events.max-batch-size", "1000"))))
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.batchers.events.max-batch-size with value '1000' is invalid: "
+                + "maxBatchSize (1000) must not exceed ringSize (512)"));
+  }
+}
