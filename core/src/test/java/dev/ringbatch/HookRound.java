@@ -209,6 +209,13 @@ final class HookRound {
       @Override public void recordItemWaits(int n, long totalWaitNanos, long maxWaitNanos) {
         fault.strike(Hook.RECORDER);
       }
+      @Override public boolean recordsEachItemWait() {
+        fault.strike(Hook.RECORDER);
+        return waits;
+      }
+      @Override public void recordEachItemWait(long[] waitNanos, int count) {
+        fault.strike(Hook.RECORDER);
+      }
       @Override public void recordRejected(RejectionReason reason) {
         fault.strike(Hook.RECORDER);
       }

@@ -37,7 +37,7 @@ class ItemWaitTest {
   }
 
   /** Records item waits as {@code items/total/max}. */
-  private static final class WaitRecorder implements StatsRecorder {
+  private static class WaitRecorder implements StatsRecorder {
     final List<String> waits = new CopyOnWriteArrayList<>();
     final AtomicInteger batches = new AtomicInteger();
 
@@ -96,6 +96,43 @@ class ItemWaitTest {
     assertThat(c).succeedsWithin(WAIT);
     // recorded before the futures complete, so visible now
     assertThat(recorder.waits).containsExactly("1/0/0", "2/480/250");
+  }
+
+  @Test
+  void recorderAskingForEachWait_hearsEveryItemsExactWait_onlyThen() throws Exception {
+    List<String> each = new CopyOnWriteArrayList<>();
+    WaitRecorder perItem = new WaitRecorder() {
+      @Override
+      public boolean recordsEachItemWait() {
+        return true;
+      }
+
+      @Override
+      public void recordEachItemWait(long[] waitNanos, int count) {
+        each.add(java.util.Arrays.toString(java.util.Arrays.copyOf(waitNanos, count)));
+      }
+    };
+    WaitRecorder sumsOnly = new WaitRecorder() {
+      @Override
+      public void recordEachItemWait(long[] waitNanos, int count) {
+        throw new AssertionError("told each wait without asking");
+      }
+    };
+    Batcher<String, Integer> batcher = batcher(holdingFirstBatch(), perItem);
+    batcher.addStatsRecorder(sumsOnly);
+
+    CompletableFuture<Integer> a = batcher.submit("a");
+    assertThat(sinkCalls.poll(10, SECONDS)).isEqualTo("a");
+    clock.set(1_150);
+    CompletableFuture<Integer> b = batcher.submit("b");
+    clock.set(1_170);
+    CompletableFuture<Integer> c = batcher.submit("c");
+    clock.set(1_400);
+    release.countDown();
+
+    assertThat(CompletableFuture.allOf(a, b, c)).succeedsWithin(WAIT);
+    assertThat(each).containsExactly("[0]", "[250, 230]");
+    assertThat(sumsOnly.waits).containsExactly("1/0/0", "2/480/250");
   }
 
   @Test

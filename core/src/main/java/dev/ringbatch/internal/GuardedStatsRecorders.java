@@ -21,6 +21,8 @@ final class GuardedStatsRecorders {
   private volatile StatsRecorder[] recorders = NONE;
   /** The recorders that asked for item waits, a subset of {@code recorders} in the same order. */
   private volatile StatsRecorder[] waitRecorders = NONE;
+  /** Those of {@link #waitRecorders} that take each item's wait too. */
+  private volatile StatsRecorder[] eachWaitRecorders = NONE;
 
   GuardedStatsRecorders(String batcherName) {
     this.batcherName = batcherName;
@@ -32,12 +34,27 @@ final class GuardedStatsRecorders {
     StatsRecorder[] next = Arrays.copyOf(current, current.length + 1);
     next[current.length] = recorder;
     recorders = next;
-    waitRecorders = askingForItemWaits(next);
+    setWaitRecorders(next);
   }
 
   /** Whether any recorder asks for {@link #recordItemWaits}; the batcher tells its {@code PublishGate}. */
   boolean timesItemWaits() {
     return waitRecorders.length != 0;
+  }
+
+  private void setWaitRecorders(StatsRecorder[] all) {
+    StatsRecorder[] asking = askingForItemWaits(all);
+    eachWaitRecorders = Arrays.stream(asking).filter(this::asksForEachItemWait).toArray(StatsRecorder[]::new);
+    waitRecorders = asking;
+  }
+
+  private boolean asksForEachItemWait(StatsRecorder recorder) {
+    try {
+      return recorder.recordsEachItemWait();
+    } catch (Throwable t) {
+      logFailure(recorder, "recordsEachItemWait", t);
+      return false;
+    }
   }
 
   /** Asks each recorder once, when the set changes; one that throws counts as no. */
@@ -62,7 +79,7 @@ final class GuardedStatsRecorders {
         System.arraycopy(current, 0, next, 0, i);
         System.arraycopy(current, i + 1, next, i, current.length - i - 1);
         recorders = next;
-        waitRecorders = askingForItemWaits(next);
+        setWaitRecorders(next);
         return true;
       }
     }
@@ -85,6 +102,21 @@ final class GuardedStatsRecorders {
         recorder.recordItemWaits(items, totalWaitNanos, maxWaitNanos);
       } catch (Throwable t) {
         logFailure(recorder, "recordItemWaits", t);
+      }
+    }
+  }
+
+  /** Whether any recorder asking for item waits takes each item's wait too. */
+  boolean timesEachItemWait() {
+    return eachWaitRecorders.length != 0;
+  }
+
+  void recordEachItemWait(long[] waitNanos, int count) {
+    for (StatsRecorder recorder : eachWaitRecorders) {
+      try {
+        recorder.recordEachItemWait(waitNanos, count);
+      } catch (Throwable t) {
+        logFailure(recorder, "recordEachItemWait", t);
       }
     }
   }

@@ -58,11 +58,7 @@ final class PendingBatch<T, R> {
   private long weight;
   private long firstSequence = -1;
   /** Item waits, kept only while a recorder measures them: consumer thread, then read by the settler. */
-  private int stampedItems;
-  private long stampSum;
-  private long oldestStamp;
-  private long writeStart;
-  private boolean writeStarted;
+  private final BatchWaits waits = new BatchWaits();
   /**
    * The generation of the view that may read and record: written under {@code this} (open, clear), read
    * without the lock after an optimistic item read. Recording also needs {@code recording}, guarded by {@code this}.
@@ -110,36 +106,23 @@ final class PendingBatch<T, R> {
     size++;
     weight += itemWeight;
     if (stamp != SubmissionSlot.NOT_STAMPED) {
-      stamp(stamp);
+      waits.stamp(stamp);
     }
-  }
-
-  private void stamp(long stamp) {
-    if (stampedItems == 0 || stamp - oldestStamp < 0) {
-      oldestStamp = stamp;
-    }
-    stampedItems++;
-    stampSum += stamp; // wraps harmlessly: only differences of sums are used
   }
 
   /** Notes when the sink got the batch, if any item was stamped. A writer, before the first attempt. */
   void writeStarting(long now) {
-    if (stampedItems != 0) {
-      writeStart = now;
-      writeStarted = true;
-    }
+    waits.writeStarting(now);
   }
 
   /** Whether {@link #reportWaits} has something to report: stamped items whose write started. */
   boolean hasWaits() {
-    return writeStarted;
+    return waits.hasWaits();
   }
 
   /** Tells the recorders how long the stamped items waited between publish and the write's start. */
   void reportWaits(GuardedStatsRecorders recorders) {
-    long total = stampedItems * writeStart - stampSum;
-    long oldest = writeStart - oldestStamp;
-    recorders.recordItemWaits(stampedItems, Math.max(0, total), Math.max(0, oldest));
+    waits.report(recorders);
   }
 
   private void grow() {
@@ -390,11 +373,7 @@ final class PendingBatch<T, R> {
     size = 0;
     weight = 0;
     firstSequence = -1;
-    if (stampedItems != 0) {
-      stampedItems = 0;
-      stampSum = 0;
-      writeStarted = false;
-    }
+    waits.clear();
     if (lastAttemptFailure != null) {
       lastAttemptFailure = null; // a volatile store only after a retried batch, not on every batch
     }

@@ -55,6 +55,28 @@ public interface StatsRecorder {
   default void recordItemWaits(int items, long totalWaitNanos, long maxWaitNanos) {}
 
   /**
+   * Whether this recorder, which said yes to {@link #recordsItemWaits()}, also wants each item's wait, through
+   * {@link #recordEachItemWait}: for a histogram or percentiles of the waits, which the sum and maximum cannot give.
+   * Asked whenever the batcher's recorders change; one that throws counts as no. It costs one call per batch and a
+   * pass over its items, on the thread that completes the batch.
+   *
+   * @return false by default
+   */
+  default boolean recordsEachItemWait() {
+    return false;
+  }
+
+  /**
+   * Records the wait of each measured item of one batch, as {@link #recordItemWaits} defines it. Called right after
+   * {@link #recordItemWaits}, on the same thread, only if {@link #recordsEachItemWait()} said yes.
+   *
+   * @param waitNanos each item's wait in nanoseconds, in its first {@code count} elements; the array is reused for
+   *     the next batch, so read it during the call only and do not keep it
+   * @param count how many items were measured
+   */
+  default void recordEachItemWait(long[] waitNanos, int count) {}
+
+  /**
    * Records an item the batcher refused. Called on the producer's thread.
    *
    * @param reason why it was refused

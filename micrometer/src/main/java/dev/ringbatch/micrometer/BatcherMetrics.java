@@ -9,17 +9,13 @@ import dev.ringbatch.stats.StatsRecorder;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
-import io.micrometer.core.instrument.distribution.TimeWindowMax;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -29,7 +25,6 @@ import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ToDoubleFunction;
 import org.jspecify.annotations.Nullable;
 
@@ -47,11 +42,9 @@ import org.jspecify.annotations.Nullable;
  *   <tr><td>{@code ringbatch.batch.size}</td><td>distribution summary</td><td></td><td>items per batch</td></tr>
  *   <tr><td>{@code ringbatch.batch.write}</td><td>timer</td><td>{@code outcome=success|partial|failure}</td>
  *       <td>time the sink took per batch, retries included</td></tr>
- *   <tr><td>{@code ringbatch.item.wait}</td><td>function timer</td><td></td>
- *       <td>time items waited, from their submit or offer call to their batch's first write attempt: count and total,
- *       so {@code total / count} is the mean</td></tr>
- *   <tr><td>{@code ringbatch.item.wait.max}</td><td>time gauge</td><td></td>
- *       <td>the longest such wait in the last two minutes or so (Micrometer's default expiry)</td></tr>
+ *   <tr><td>{@code ringbatch.item.wait}</td><td>timer</td><td></td>
+ *       <td>time items waited, from their submit or offer call to their batch's first write attempt, one
+ *       record per item: count, total, max, and the histogram, percentiles and SLOs the registry configures</td></tr>
  *   <tr><td>{@code ringbatch.batch.retries}</td><td>counter</td><td></td><td>batch writes retried</td></tr>
  *   <tr><td>{@code ringbatch.ring.remaining}</td><td>gauge</td><td></td><td>free ring slots</td></tr>
  *   <tr><td>{@code ringbatch.ring.capacity}</td><td>gauge</td><td></td><td>ring slots</td></tr>
@@ -103,8 +96,8 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
    * Creates a binder for {@code batcher}; call {@link #bindTo} to register the meters.
    *
    * @param tags extra tags for every meter, on top of {@code name=<batcher name>}
-   * @param itemWaits whether to register {@code ringbatch.item.wait} and {@code ringbatch.item.wait.max},
-   *     which make producers read the clock once per item
+   * @param itemWaits whether to register {@code ringbatch.item.wait}, which makes producers read the clock once
+   *     per item and the completing thread record each item's wait
    */
   public BatcherMetrics(Batcher<?, ?> batcher, Iterable<Tag> tags, boolean itemWaits) {
     this.batcher = requireNonNull(batcher, "batcher");
@@ -174,7 +167,7 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
         .register(registry);
     meters.add(sizes);
     meters.add(retries);
-    @Nullable ItemWaits waits = itemWaits ? registerItemWaits(registry) : null;
+    @Nullable Timer waits = itemWaits ? registerItemWaits(registry) : null;
     Recorder r = new Recorder(sizes, writes, retries, waits);
     recorder = r;
     batcher.addStatsRecorder(r);
@@ -183,15 +176,13 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     }
   }
 
-  private ItemWaits registerItemWaits(MeterRegistry registry) {
-    ItemWaits waits = new ItemWaits(new TimeWindowMax(registry.config().clock(), DistributionStatisticConfig.DEFAULT));
-    meters.add(FunctionTimer.builder(PREFIX + "item.wait", waits, w -> w.count.sum(),
-            w -> (double) w.totalNanos.sum(), TimeUnit.NANOSECONDS)
+  private Timer registerItemWaits(MeterRegistry registry) {
+    // A real Timer, fed each item's wait: it honours the registry's histogram, percentile and SLO settings
+    // (Spring Boot's management.metrics.distribution.*), and its max is the recent longest wait.
+    Timer waits = Timer.builder(PREFIX + "item.wait")
         .description("Time items waited, from their submit or offer call to their batch's first write attempt")
-        .tags(tags).register(registry));
-    meters.add(TimeGauge.builder(PREFIX + "item.wait.max", waits, TimeUnit.NANOSECONDS,
-            w -> w.max.poll(TimeUnit.NANOSECONDS))
-        .description("The longest time an item waited in the ring recently").tags(tags).register(registry));
+        .tags(tags).register(registry);
+    meters.add(waits);
     return waits;
   }
 
@@ -262,28 +253,14 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     }
   }
 
-  /**
-   * What the item-wait meters read; held by the recorder (the meters hold it weakly). Written by every
-   * consumer or completing thread of the batcher, so adders.
-   */
-  private static final class ItemWaits {
-    final LongAdder count = new LongAdder();
-    final LongAdder totalNanos = new LongAdder();
-    final TimeWindowMax max;
-
-    ItemWaits(TimeWindowMax max) {
-      this.max = max;
-    }
-  }
-
   /** Feeds the summary, the timers, the item waits and the retry counter; removes the meters on close. */
   private final class Recorder implements StatsRecorder {
     private final DistributionSummary sizes;
     private final Timer[] writes;
     private final Counter retries;
-    private final @Nullable ItemWaits waits;
+    private final @Nullable Timer waits;
 
-    Recorder(DistributionSummary sizes, Timer[] writes, Counter retries, @Nullable ItemWaits waits) {
+    Recorder(DistributionSummary sizes, Timer[] writes, Counter retries, @Nullable Timer waits) {
       this.sizes = sizes;
       this.writes = writes;
       this.retries = retries;
@@ -296,12 +273,17 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     }
 
     @Override
-    public void recordItemWaits(int items, long totalWaitNanos, long maxWaitNanos) {
-      ItemWaits w = waits;
+    public boolean recordsEachItemWait() {
+      return waits != null;
+    }
+
+    @Override
+    public void recordEachItemWait(long[] waitNanos, int count) {
+      Timer w = waits;
       if (w != null) {
-        w.count.add(items);
-        w.totalNanos.add(totalWaitNanos);
-        w.max.record(maxWaitNanos, TimeUnit.NANOSECONDS);
+        for (int i = 0; i < count; i++) {
+          w.record(waitNanos[i], TimeUnit.NANOSECONDS);
+        }
       }
     }
 

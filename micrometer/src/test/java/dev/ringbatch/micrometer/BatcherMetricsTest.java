@@ -96,7 +96,7 @@ class BatcherMetricsTest {
   void everyMeter_hasNameTagDescriptionAndBaseUnit() {
     BatcherMetrics.monitor(registry, start(64));
 
-    assertThat(registry.getMeters()).hasSize(4 + 4 + 3 + 1 + 3 + 1 + 2);
+    assertThat(registry.getMeters()).hasSize(4 + 4 + 3 + 1 + 3 + 1 + 1);
     for (Meter meter : registry.getMeters()) {
       assertThat(meter.getId().getName()).startsWith("ringbatch.");
       assertThat(meter.getId().getTag("name")).isEqualTo("orders");
@@ -238,12 +238,37 @@ class BatcherMetricsTest {
     gate.countDown();
     CompletableFuture.allOf(slow, queued, alsoQueued).get(10, TimeUnit.SECONDS);
 
-    var waits = registry.get("ringbatch.item.wait").tag("name", "orders").functionTimer();
+    var waits = registry.get("ringbatch.item.wait").tag("name", "orders").timer();
     assertThat(waits.count()).isEqualTo(3);
     assertThat(waits.totalTime(TimeUnit.NANOSECONDS)).isPositive();
-    double max = registry.get("ringbatch.item.wait.max").tag("name", "orders").timeGauge()
-        .value(TimeUnit.NANOSECONDS);
-    assertThat(max).isPositive().isGreaterThanOrEqualTo(waits.totalTime(TimeUnit.NANOSECONDS) / 3);
+    assertThat(waits.max(TimeUnit.NANOSECONDS)).isPositive()
+        .isGreaterThanOrEqualTo(waits.totalTime(TimeUnit.NANOSECONDS) / 3);
+  }
+
+  @Test
+  void itemWaits_areATimer_thatHonoursTheRegistrysPercentilesAndSlos() throws Exception {
+    SimpleMeterRegistry configured = new SimpleMeterRegistry();
+    configured.config().meterFilter(new io.micrometer.core.instrument.config.MeterFilter() {
+      @Override
+      public io.micrometer.core.instrument.distribution.DistributionStatisticConfig configure(
+          io.micrometer.core.instrument.Meter.Id id,
+          io.micrometer.core.instrument.distribution.DistributionStatisticConfig config) {
+        return io.micrometer.core.instrument.distribution.DistributionStatisticConfig.builder()
+            .percentiles(0.99).serviceLevelObjectives(java.time.Duration.ofSeconds(60).toNanos())
+            .build().merge(config);
+      }
+    });
+    Batcher<Integer, Void> b = BatcherMetrics.monitor(configured, start(64));
+    gate.countDown();
+    for (int i = 0; i < 10; i++) {
+      b.submit(2).get(10, TimeUnit.SECONDS);
+    }
+
+    var snapshot = configured.get("ringbatch.item.wait").timer().takeSnapshot();
+    assertThat(snapshot.count()).isEqualTo(10);
+    assertThat(snapshot.percentileValues()).as("the p99 the registry asked for").hasSize(1);
+    assertThat(snapshot.histogramCounts()).as("the SLO bucket: every wait under a minute")
+        .singleElement().satisfies(bucket -> assertThat(bucket.count()).isEqualTo(10));
   }
 
   @Test
@@ -253,7 +278,6 @@ class BatcherMetricsTest {
     b.submit(2).join();
 
     assertThat(registry.find("ringbatch.item.wait").meters()).isEmpty();
-    assertThat(registry.find("ringbatch.item.wait.max").meters()).isEmpty();
     assertThat(registry.get("ringbatch.batch.size").summary().count()).isEqualTo(1);
   }
 

@@ -226,7 +226,7 @@ public class BatcherProperties {
     private boolean enabled = true;
 
     /**
-     * Whether to measure how long items wait in the ring ({@code ringbatch.item.wait}, {@code .max}): each
+     * Whether to measure how long items wait in the ring ({@code ringbatch.item.wait}, a timer): each
      * producer then reads the clock once per item.
      */
     private boolean itemWaits = true;

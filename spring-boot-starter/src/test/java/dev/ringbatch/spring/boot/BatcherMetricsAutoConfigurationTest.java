@@ -68,8 +68,7 @@ class BatcherMetricsAutoConfigurationTest {
       for (int i = 0; i < 10; i++) {
         timed.submit("item " + i).join();
       }
-      assertThat(registry.get("ringbatch.item.wait").tag("name", "timed").functionTimer().count()).isEqualTo(10);
-      assertThat(registry.find("ringbatch.item.wait.max").tag("name", "timed").timeGauges()).hasSize(1);
+      assertThat(registry.get("ringbatch.item.wait").tag("name", "timed").timer().count()).isEqualTo(10);
     });
     runner.withPropertyValues("ringbatch.metrics.item-waits=false").run(context -> {
       MeterRegistry registry = context.getBean(MeterRegistry.class);
@@ -79,6 +78,24 @@ class BatcherMetricsAutoConfigurationTest {
       assertThat(registry.find("ringbatch.item.wait").tag("name", "untimed").meters()).isEmpty();
       assertThat(registry.get("ringbatch.batch.size").tag("name", "untimed").summary().count()).isEqualTo(1);
     });
+  }
+
+  @Test
+  void itemWaits_honourBootsDistributionProperties_likeHikarisAcquireTimer() {
+    runner.withPropertyValues("management.metrics.distribution.percentiles-histogram.ringbatch.item.wait=true",
+        "management.metrics.distribution.slo.ringbatch.item.wait=50ms,1s").run(context -> {
+          MeterRegistry registry = context.getBean(MeterRegistry.class);
+          Batcher<String, Void> timed = context.getBean(BatcherFactory.class)
+              .create("histogram", BatchSink.noResult(items -> { }));
+          for (int i = 0; i < 10; i++) {
+            timed.submit("item " + i).join();
+          }
+          var snapshot = registry.get("ringbatch.item.wait").tag("name", "histogram").timer().takeSnapshot();
+          assertThat(snapshot.count()).isEqualTo(10);
+          assertThat(snapshot.histogramCounts()).as("the SLO buckets of the properties")
+              .extracting(bucket -> bucket.bucket(java.util.concurrent.TimeUnit.MILLISECONDS))
+              .contains(50.0, 1000.0);
+        });
   }
 
   @Test

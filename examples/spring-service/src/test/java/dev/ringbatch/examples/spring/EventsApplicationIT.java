@@ -90,7 +90,7 @@ class EventsApplicationIT {
     assertThat(value(prometheus, "ringbatch_item_wait_seconds_count", "") - waitsBefore)
         .as("every item's wait in the ring measured once").isEqualTo(CLIENTS * PER_CLIENT);
     assertThat(value(prometheus, "ringbatch_item_wait_seconds_sum", "")).isPositive();
-    assertThat(value(prometheus, "ringbatch_item_wait_max_seconds", "")).isGreaterThanOrEqualTo(0);
+    assertThat(value(prometheus, "ringbatch_item_wait_seconds_max", "")).isGreaterThanOrEqualTo(0);
     assertThat(events.stats().batches() - batchesBefore).as("batches for %s events", CLIENTS * PER_CLIENT)
         .isLessThan(CLIENTS * PER_CLIENT);
     assertThat(prometheus).contains("ringbatch_batch_write_seconds_count{name=\"events\",outcome=\"success\"}")
