@@ -22,11 +22,15 @@ final class HookFault {
   static final long MAX_BLOCK_NANOS = TimeUnit.MILLISECONDS.toNanos(400);
   /** A thread parks in hooks at most this long more than half of the round's time so far. */
   private static final long THREAD_ALLOWANCE_NANOS = TimeUnit.MILLISECONDS.toNanos(400);
+  /** A thread parks in hooks at most this long in all after the round's close returned. */
+  private static final long AFTER_CLOSE_ALLOWANCE_NANOS = TimeUnit.SECONDS.toNanos(3);
 
   /** Per thread: the round whose budget it spends, what it parked there, and totals for close timing. */
   static final class ThreadState {
     HookRound round;
     long parkedInRound;
+    /** Parked since the round's close returned, in that round. */
+    long parkedAfterClose;
     long parkedTotal;
     int flushTimeoutsTotal;
     int depth;
@@ -75,6 +79,7 @@ final class HookFault {
     if (s.round != round) {
       s.round = round;
       s.parkedInRound = 0;
+      s.parkedAfterClose = 0;
     }
     return s;
   }
@@ -113,6 +118,11 @@ final class HookFault {
   private void block(ThreadState s, ThreadLocalRandom r) {
     long want = r.nextBoolean() ? r.nextLong(MAX_BLOCK_NANOS) : MAX_BLOCK_NANOS - r.nextLong(MAX_BLOCK_NANOS * 3 / 8);
     long allowance = (System.nanoTime() - round.startNanos) / 2 + THREAD_ALLOWANCE_NANOS - s.parkedInRound;
+    if (round.closeReturned) {
+      // The checks give every future 10 s after close returned: a thread that keeps parking, one callback after
+      // another (the close's thread running hundreds of flush dependents), would outlast any such deadline.
+      allowance = Math.min(allowance, AFTER_CLOSE_ALLOWANCE_NANOS - s.parkedAfterClose);
+    }
     if (want > allowance) {
       return; // behaves this time: long blocks stay long, and rarer
     }
@@ -139,6 +149,9 @@ final class HookFault {
       round.closingThreadParkNanos.addAndGet(took);
     }
     s.parkedInRound += took;
+    if (round.closeReturned) {
+      s.parkedAfterClose += took;
+    }
     s.parkedTotal += took;
   }
 

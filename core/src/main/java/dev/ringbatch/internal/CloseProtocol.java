@@ -174,8 +174,8 @@ final class CloseProtocol {
       if (interrupt) {
         interruptQuietly(); // a sink blocked in interruptible I/O may give up
       }
+      consumer.tellAbandoned(gathered); // the callers first: a flush's dependent actions must not hold them up
       flushWaiters.completeAll(flushFailure);
-      consumer.tellAbandoned(gathered);
       if (reportsClose) {
         recorders.recordClosed(done);
       }
