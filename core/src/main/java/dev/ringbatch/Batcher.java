@@ -173,7 +173,8 @@ public interface Batcher<T, R> extends AutoCloseable {
    * waits for room up to the submit timeout.
    *
    * <p>If the sink later fails the item, the failure is counted in {@link BatcherStats#failed()}, reported
-   * to the {@link StatsRecorder}s and logged at {@code WARNING}, once per batch.
+   * to the {@link StatsRecorder}s, and told to the {@link BatcherConfig#offerFailureHandler()} if there is one;
+   * otherwise logged at {@code WARNING}, at most once every ten seconds per batcher.
    *
    * @return {@code true} if the item was accepted, {@code false} if it was refused (and counted)
    * @throws NullPointerException if {@code item} is null

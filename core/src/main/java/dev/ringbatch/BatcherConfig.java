@@ -45,6 +45,7 @@ public final class BatcherConfig {
   private final RetryPolicy retryPolicy;
   private final @Nullable ThreadFactory threadFactory;
   private final Ticker ticker;
+  private final @Nullable OfferFailureHandler offerFailureHandler;
 
   private BatcherConfig(Builder builder) {
     this.ringSize = builder.ringSize;
@@ -57,6 +58,7 @@ public final class BatcherConfig {
     this.retryPolicy = builder.retryPolicy;
     this.threadFactory = builder.threadFactory;
     this.ticker = builder.ticker;
+    this.offerFailureHandler = builder.offerFailureHandler;
   }
 
   /** Returns a builder with every field at its default. */
@@ -135,6 +137,11 @@ public final class BatcherConfig {
     return ticker;
   }
 
+  /** What is told of each fire-and-forget item the sink failed, or {@code null}: they are logged. */
+  public @Nullable OfferFailureHandler offerFailureHandler() {
+    return offerFailureHandler;
+  }
+
   @Override
   public String toString() {
     return "BatcherConfig{ringSize=" + ringSize
@@ -167,6 +174,7 @@ public final class BatcherConfig {
     private RetryPolicy retryPolicy = RetryPolicy.none();
     private @Nullable ThreadFactory threadFactory;
     private Ticker ticker = Ticker.system();
+    private @Nullable OfferFailureHandler offerFailureHandler;
 
     private Builder() {}
 
@@ -183,6 +191,7 @@ public final class BatcherConfig {
       this.retryPolicy = config.retryPolicy;
       this.threadFactory = config.threadFactory;
       this.ticker = config.ticker;
+      this.offerFailureHandler = config.offerFailureHandler;
     }
 
     /**
@@ -298,6 +307,16 @@ public final class BatcherConfig {
     /** Sets the time source; intended for tests. */
     public Builder ticker(Ticker ticker) {
       this.ticker = requireNonNull(ticker, "ticker");
+      return this;
+    }
+
+    /**
+     * Sets what is told of each fire-and-forget item ({@link Batcher#offer}) the sink fails, instead of a log line;
+     * see {@link OfferFailureHandler}. Default: none, and such failures are logged at {@code WARNING}, at most
+     * once every ten seconds per batcher, with how many were left out.
+     */
+    public Builder offerFailureHandler(OfferFailureHandler offerFailureHandler) {
+      this.offerFailureHandler = requireNonNull(offerFailureHandler, "offerFailureHandler");
       return this;
     }
 

@@ -142,6 +142,9 @@ final class HookRound {
     if (mode == Mode.WEIGHED && rnd.nextBoolean()) {
       b.maxBatchBytes(1 + rnd.nextInt(maxWeight * 8));
     }
+    if (rnd.nextBoolean()) { // told of failed offers where a dependent action would run: the same faults
+      b.offerFailureHandler((item, cause) -> fault.strike(Hook.DEPENDENT));
+    }
     if (mode == Mode.ASYNC) {
       b.maxInFlightBatches(1 + rnd.nextInt(4));
     }

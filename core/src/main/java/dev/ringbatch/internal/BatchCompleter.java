@@ -1,6 +1,7 @@
 package dev.ringbatch.internal;
 
 import dev.ringbatch.BatchWriteException;
+import dev.ringbatch.OfferFailureHandler;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -19,11 +20,16 @@ final class BatchCompleter {
   private final String name;
   private final ConsumerCounters counters;
   private final GuardedStatsRecorders recorders;
+  private final @Nullable OfferFailureHandler offerFailures;
+  private final LostFailureLog lostLog;
 
-  BatchCompleter(String name, ConsumerCounters counters, GuardedStatsRecorders recorders) {
+  BatchCompleter(String name, ConsumerCounters counters, GuardedStatsRecorders recorders,
+      @Nullable OfferFailureHandler offerFailures) {
     this.name = name;
     this.counters = counters;
     this.recorders = recorders;
+    this.offerFailures = offerFailures;
+    this.lostLog = new LostFailureLog(name, System::nanoTime);
   }
 
   /**
@@ -54,14 +60,16 @@ final class BatchCompleter {
           : failure != null ? failure : noOutcome(i, size);
       if (future != null) {
         completeQuietly(future, null, cause);
+      } else if (offerFailures != null) {
+        tellHandler(offerFailures, batch.item(i), cause);
       } else {
         lostFireAndForget++;
         lostCause = cause;
       }
     }
     batch.clear();
-    if (lostFireAndForget > 0) { // their callers cannot be told: logged, once per batch
-      log(lostFireAndForget + " fire-and-forget item(s) of a batch of " + size + " failed", lostCause);
+    if (lostFireAndForget > 0) { // their callers cannot be told: logged, rate-limited
+      lostLog.failed(lostFireAndForget, size, lostCause);
     }
   }
 
@@ -165,6 +173,15 @@ final class BatchCompleter {
       }
     } catch (Throwable t) {
       log("a dependent action of an item's future threw", t);
+    }
+  }
+
+  /** Tells the handler of a failed fire-and-forget item: user code, whose throwables are logged (rate-limited). */
+  private void tellHandler(OfferFailureHandler handler, Object item, Throwable cause) {
+    try {
+      handler.failed(item, cause);
+    } catch (Throwable t) {
+      lostLog.handlerThrew(t);
     }
   }
 

@@ -70,7 +70,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.gate = new PublishGate(name, ring, config.overflowPolicy(), config.submitTimeout(), consumers, recorders,
         ticker);
     HandOver handOver = HandOver.notStarted();
-    BatchCompleter completer = new BatchCompleter(name, counters, recorders);
+    BatchCompleter completer = new BatchCompleter(name, counters, recorders, config.offerFailureHandler());
     BatchLimits limits = config.limits();
     BatchWriter<T, R> writer = asyncSink == null
         ? new SyncBatchWriter<>(name, ringSize, requireNonNull(sink, "sink"), config.retryPolicy(), ticker,

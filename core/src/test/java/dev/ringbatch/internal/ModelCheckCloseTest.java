@@ -294,7 +294,7 @@ class ModelCheckCloseTest {
       handOver = new HandOver();
       ConsumerCounters counters = new ConsumerCounters();
       GuardedStatsRecorders recorders = new GuardedStatsRecorders("model");
-      completer = new BatchCompleter("model", counters, recorders);
+      completer = new BatchCompleter("model", counters, recorders, null);
       writer = new SyncBatchWriter<>("model", 4, BatchSink.noResult(this::write), dev.ringbatch.RetryPolicy.none(),
           System::nanoTime, handOver, completer, new FlushWaiters());
       batch = new PendingBatch<>(1, 4);

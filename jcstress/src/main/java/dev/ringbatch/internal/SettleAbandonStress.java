@@ -29,7 +29,7 @@ public class SettleAbandonStress {
 
   public SettleAbandonStress() {
     HandOver handOver = new HandOver();
-    completer = new BatchCompleter("stress", counters, new GuardedStatsRecorders("stress"));
+    completer = new BatchCompleter("stress", counters, new GuardedStatsRecorders("stress"), null);
     writer = new AsyncBatchWriter<>("stress", 4, batch -> stage.thenRun(() -> batch.completeRemaining("written")),
         1, 1, Ticker.system(), handOver, completer, new FlushWaiters(), () -> { });
     PendingBatch<Object, Object> batch = new PendingBatch<>(1, 4);

@@ -14,6 +14,6 @@ final class StressParts {
   }
 
   static BatchCompleter completer() {
-    return new BatchCompleter("stress", new ConsumerCounters(), new GuardedStatsRecorders("stress"));
+    return new BatchCompleter("stress", new ConsumerCounters(), new GuardedStatsRecorders("stress"), null);
   }
 }
