@@ -283,7 +283,8 @@ class CloseHandOverTest {
 
     assertThat(elapsedMillis).as("outer close duration (ms)").isLessThan(5_000);
     assertThat(closedCause(queued).isAbandoned()).isTrue();
-    assertThat(inSink).failsWithin(WAIT);
+    assertThat(inSink).failsWithin(WAIT)
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class);
     assertThat(inner).as("the inner close() returned or threw").succeedsWithin(WAIT);
   }
 
@@ -303,7 +304,8 @@ class CloseHandOverTest {
   }
 
   private static Throwable causeOf(CompletableFuture<?> future) {
-    assertThat(future).failsWithin(WAIT);
+    assertThat(future).failsWithin(WAIT)
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class);
     try {
       future.join();
     } catch (CompletionException e) {

@@ -255,7 +255,8 @@ class CloseTest {
   }
 
   private static BatcherClosedException closedCause(CompletableFuture<?> future) {
-    assertThat(future).failsWithin(WAIT);
+    assertThat(future).failsWithin(WAIT)
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class);
     try {
       future.join();
     } catch (CompletionException e) {

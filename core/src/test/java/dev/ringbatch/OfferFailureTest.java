@@ -103,7 +103,7 @@ class OfferFailureTest {
         }));
     batcher.offer(1);
     batcher.flush().get(5, TimeUnit.SECONDS);
-    assertThat(batcher.submit(-1)).failsWithin(Duration.ofSeconds(5));
+    assertThat(batcher.submit(-1)).failsWithin(Duration.ofSeconds(5)).withThrowableOfType(java.util.concurrent.ExecutionException.class);
     batcher.offer(-2);
     batcher.flush().get(5, TimeUnit.SECONDS);
 

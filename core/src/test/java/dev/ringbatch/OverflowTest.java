@@ -226,7 +226,8 @@ class OverflowTest {
   }
 
   private static <E extends Throwable> E causeOf(CompletableFuture<?> future, Class<E> type) {
-    assertThat(future).failsWithin(WAIT);
+    assertThat(future).failsWithin(WAIT)
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class);
     try {
       future.join();
     } catch (java.util.concurrent.CompletionException e) {

@@ -85,7 +85,8 @@ class RetryPolicyTest {
       throw new IOException("down");
     });
 
-    assertThat(b.submit(1)).failsWithin(WAIT);
+    assertThat(b.submit(1)).failsWithin(WAIT)
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class);
     assertThat(calls.get()).isBetween(2, 3); // 0 ms, 50 ms, then 150 ms would pass 120 ms
     b.close(WAIT);
   }

@@ -49,26 +49,26 @@ final class BatchCompleter {
     Throwable lostCause = null;
     for (int i = 0; i < size; i++) {
       CompletableFuture<Object> future = batch.future(i);
-      byte state = batch.settledState(i);
-      if (failure == null && state == PendingBatch.SUCCEEDED) {
+      Throwable cause = causeOf(batch, i, failure);
+      if (cause == null) {
         if (future != null) {
           completeQuietly(future, batch.settledResult(i), null);
         }
         continue;
       }
-      Throwable cause = state == PendingBatch.FAILED ? (Throwable) batch.outcome(i)
-          : failure != null ? failure : noOutcome(i, size);
       if (future != null) {
         completeQuietly(future, null, cause);
-      } else if (offerFailures != null) {
-        tellHandler(offerFailures, batch.item(i), cause);
       } else {
         lostFireAndForget++;
         lostCause = cause;
       }
     }
+    OfferFailureHandler handler = offerFailures;
+    if (lostFireAndForget > 0 && handler != null) {
+      tellHandler(handler, batch, failure); // after every future: a handler that blocks holds up no caller
+    }
     batch.clear();
-    if (lostFireAndForget > 0) { // their callers cannot be told: logged, rate-limited
+    if (lostFireAndForget > 0 && handler == null) { // their callers cannot be told: logged, rate-limited
       lostLog.failed(lostFireAndForget, size, lostCause);
     }
   }
@@ -151,6 +151,16 @@ final class BatchCompleter {
     recorders.recordRetry(attempt, cause);
   }
 
+  /** Why item {@code i} failed, or null if it was written: what the sink recorded, else the batch's failure. */
+  private @Nullable Throwable causeOf(PendingBatch<?, ?> batch, int i, @Nullable Throwable failure) {
+    byte state = batch.settledState(i);
+    if (failure == null && state == PendingBatch.SUCCEEDED) {
+      return null;
+    }
+    return state == PendingBatch.FAILED ? (Throwable) batch.outcome(i)
+        : failure != null ? failure : noOutcome(i, batch.size());
+  }
+
   private IllegalStateException noOutcome(int index, int size) {
     return new IllegalStateException("the sink of batcher '" + name + "' recorded no outcome for item " + index
         + " of a batch of " + size + "; a sink must complete or fail every item (Batch.completeRemaining marks"
@@ -176,12 +186,24 @@ final class BatchCompleter {
     }
   }
 
-  /** Tells the handler of a failed fire-and-forget item: user code, whose throwables are logged (rate-limited). */
-  private void tellHandler(OfferFailureHandler handler, Object item, Throwable cause) {
-    try {
-      handler.failed(item, cause);
-    } catch (Throwable t) {
-      lostLog.handlerThrew(t);
+  /**
+   * Tells the handler of each failed fire-and-forget item of {@code batch}: user code, whose throwables are logged
+   * (rate-limited).
+   */
+  private void tellHandler(OfferFailureHandler handler, PendingBatch<?, ?> batch, @Nullable Throwable failure) {
+    for (int i = 0; i < batch.size(); i++) {
+      if (batch.future(i) != null) {
+        continue;
+      }
+      Throwable cause = causeOf(batch, i, failure);
+      if (cause == null) {
+        continue;
+      }
+      try {
+        handler.failed(batch.item(i), cause);
+      } catch (Throwable t) {
+        lostLog.handlerThrew(t);
+      }
     }
   }
 

@@ -170,11 +170,14 @@ final class CloseProtocol {
     String orphanNote = orphaned;
     boolean wasDrained = drained;
     boolean interrupt = interruptConsumer;
-    runUserCode(() -> {
+    long until = Math.max(deadline, System.nanoTime()) + USER_CODE_GRACE_NANOS;
+    // Two threads, so that neither a caller's blocking dependent action nor a flush's holds up the other kind.
+    runUserCode(until, () -> {
       if (interrupt) {
         interruptQuietly(); // a sink blocked in interruptible I/O may give up
       }
-      consumer.tellAbandoned(gathered); // the callers first: a flush's dependent actions must not hold them up
+      consumer.tellAbandoned(gathered);
+    }, () -> {
       flushWaiters.completeAll(flushFailure);
       if (reportsClose) {
         recorders.recordClosed(done);
@@ -185,7 +188,7 @@ final class CloseProtocol {
       if (!wasDrained) {
         SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "' closed without draining: " + done, null);
       }
-    }, Math.max(deadline, System.nanoTime()) + USER_CODE_GRACE_NANOS);
+    });
     return done;
   }
 
@@ -199,32 +202,34 @@ final class CloseProtocol {
   }
 
   /**
-   * Runs the user code that follows the report on a thread of its own and waits for it until {@code until}: a
-   * dependent action or recorder that blocks cannot hold the close past its timeout and grace. Every future is
-   * completed by then unless such a callback still blocks; it completes when the callback returns.
+   * Runs the user code that follows the report, each part on a thread of its own, and waits for them until
+   * {@code until}: a dependent action or recorder that blocks cannot hold the close past its timeout and grace, nor
+   * the other parts. Every future is completed by then unless such a callback still blocks; the futures after it in
+   * its part complete when it returns.
    */
-  private void runUserCode(Runnable userCode, long until) {
-    CountDownLatch done = new CountDownLatch(1);
-    try {
-      Thread teller = new Thread(() -> {
+  private void runUserCode(long until, Runnable... parts) {
+    CountDownLatch done = new CountDownLatch(parts.length);
+    for (int i = 0; i < parts.length; i++) {
+      Runnable part = parts[i];
+      Runnable counted = () -> {
         try {
-          userCode.run();
+          part.run();
         } finally {
           done.countDown();
         }
-      }, "ringbatch-" + name + "-close");
-      teller.setDaemon(true);
-      teller.start();
-    } catch (Throwable noThread) { // out of memory or threads: tell them here
-      if (done.getCount() > 0) {
-        userCode.run();
+      };
+      try {
+        Thread teller = new Thread(counted, "ringbatch-" + name + "-close" + (i == 0 ? "" : "-" + i));
+        teller.setDaemon(true);
+        teller.start();
+      } catch (Throwable noThread) { // out of memory or threads: tell them here
+        counted.run();
       }
-      return;
     }
     while (true) {
       try {
         done.await(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
-        return; // done, or a callback blocks: its future, and those after it, complete when it returns
+        return; // done, or a callback blocks: its future, and those after it in its part, complete when it returns
       } catch (InterruptedException e) {
         interrupted = true; // restored on return; the wait goes on
       }

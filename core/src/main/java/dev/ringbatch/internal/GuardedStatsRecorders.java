@@ -112,9 +112,13 @@ final class GuardedStatsRecorders {
   }
 
   void recordEachItemWait(long[] waitNanos, int count) {
-    for (StatsRecorder recorder : eachWaitRecorders) {
+    StatsRecorder[] each = eachWaitRecorders;
+    // Each recorder after the first gets a copy: one that writes into its array cannot change what others see.
+    long[] pristine = each.length > 1 ? Arrays.copyOf(waitNanos, count) : waitNanos;
+    for (int i = 0; i < each.length; i++) {
+      StatsRecorder recorder = each[i];
       try {
-        recorder.recordEachItemWait(waitNanos, count);
+        recorder.recordEachItemWait(i == 0 ? waitNanos : Arrays.copyOf(pristine, count), count);
       } catch (Throwable t) {
         logFailure(recorder, "recordEachItemWait", t);
       }

@@ -128,7 +128,8 @@ class ByteSinkCloseTest {
 
       assertThat(late.completed()).isEmpty();
       assertThat(lateThrown.get()).isExactlyInstanceOf(IllegalStateException.class).hasMessage(CLOSED);
-      assertThat(oldItem).failsWithin(WAIT);
+      assertThat(oldItem).failsWithin(WAIT)
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class);
     }
   }
 

@@ -168,7 +168,8 @@ class JdbcBatchSinkLostReplyAndRollbackTest {
         futures.add(batcher.submit(id));
       }
       for (CompletableFuture<Integer> f : futures) {
-        assertThat(f).failsWithin(Duration.ofSeconds(30));
+        assertThat(f).failsWithin(Duration.ofSeconds(30))
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class);
       }
     }
     assertThat(driver.committed).containsExactly(10L, 11L);

@@ -84,7 +84,8 @@ class WriteInProgressTest {
           (Batch<Integer, Void> batch) -> {
             throw new IllegalStateException("database down");
           });
-      assertThat(orders.submit(1)).failsWithin(WAIT);
+      assertThat(orders.submit(1)).failsWithin(WAIT)
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class);
       assertThat(context.getBean(MeterRegistry.class).get("ringbatch.batch.write.active").tag("name", "orders")
           .longTaskTimer().activeTasks()).isZero();
       assertThat(detail(context.getBean("ringbatchHealthIndicator", HealthIndicator.class).health()))
