@@ -336,7 +336,11 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     try {
       c = connection.get();
       Throwable probe = batchRows.probe(c, connection.statement(), sent);
-      return probe != null && JdbcFailures.statementLevel(probe) && !JdbcFailures.connectionLost(c, probe);
+      if (probe != null && JdbcFailures.connectionLost(c, probe)) {
+        connection.discard(); // the rows are isolated on a fresh connection
+        return false;
+      }
+      return probe != null && JdbcFailures.statementLevel(probe);
     } catch (Throwable e) { // the probe could not be run or rolled back: isolate the rows as usual
       connection.discard();
       return false;

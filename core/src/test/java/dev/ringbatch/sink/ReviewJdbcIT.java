@@ -154,7 +154,10 @@ class ReviewJdbcIT {
     CompletableFuture<Integer> future = batcher.submit(new Event(1, "a"));
 
     Throwable told = outcome(future);
-    Thread.sleep(2_000); // let the last server-side statement finish
+    // The server runs the last attempt to its end after the client gave up: wait until no such statement runs.
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
+        .until(() -> PostgresSql.queryInt(postgres, "SELECT count(*) FROM pg_stat_activity WHERE state = 'active'"
+            + " AND query LIKE '%pg_sleep(1.5)%' AND pid <> pg_backend_pid()") == 0);
     assertThat(count("keyed")).as("the row is in the table").isEqualTo(1);
     assertThat(told).as("a caller whose row is in the table must not be told a plain failure")
         .isInstanceOf(OutcomeUnknownException.class);

@@ -88,7 +88,7 @@ final class PropertiesConfigMapper {
     if (ring == null || message == null || !message.startsWith("ringSize ")) {
       return refusal;
     }
-    String property = lastSet("ringbatch.batchers." + name, own, properties.getDefaults(), "ring-size",
+    String property = lastSet("ringbatch.batchers." + name, own, "ring-size",
         Settings::getRingSize);
     RuntimeException blamed = new InvalidConfigurationPropertyValueException(property, ring, message);
     blamed.initCause(refusal);
@@ -141,7 +141,7 @@ final class PropertiesConfigMapper {
       try {
         builder.retryPolicy(retry.build());
       } catch (IllegalStateException e) {
-        throw new InvalidConfigurationPropertyValueException(lastSet(prefix, own, defaults, "retry.max-backoff",
+        throw new InvalidConfigurationPropertyValueException(lastSet(prefix, own, "retry.max-backoff",
             s -> s.getRetry().getMaxBackoff()), valueOf(own, defaults, s -> s.getRetry().getMaxBackoff()),
             e.getMessage());
       }
@@ -163,8 +163,8 @@ final class PropertiesConfigMapper {
       // precedence (a ring size on the command line over a batch size from application.yml), with its value
       Object batch = valueOf(own, defaults, Settings::getMaxBatchSize);
       Object ring = valueOf(own, defaults, Settings::getRingSize);
-      String batchProperty = lastSet(prefix, own, defaults, "max-batch-size", Settings::getMaxBatchSize);
-      String ringProperty = lastSet(prefix, own, defaults, "ring-size", Settings::getRingSize);
+      String batchProperty = lastSet(prefix, own, "max-batch-size", Settings::getMaxBatchSize);
+      String ringProperty = lastSet(prefix, own, "ring-size", Settings::getRingSize);
       boolean blameBatch = batch != null
           && (ring == null || precedence.winner(batchProperty, ringProperty).equals(batchProperty));
       String property = blameBatch ? batchProperty : ringProperty;
@@ -178,7 +178,7 @@ final class PropertiesConfigMapper {
   }
 
   /** The property, in {@code own} if set there, else in the defaults. */
-  private static String lastSet(String prefix, @Nullable Settings own, @Nullable Settings defaults, String key,
+  private static String lastSet(String prefix, @Nullable Settings own, String key,
       Function<Settings, @Nullable Object> getter) {
     return own != null && getter.apply(own) != null ? prefix + "." + key : "ringbatch.defaults." + key;
   }
