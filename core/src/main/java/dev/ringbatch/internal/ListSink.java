@@ -37,18 +37,45 @@ public final class ListSink<T, R> implements BatchSink<T, R> {
 
   @Override
   public void write(Batch<T, R> batch) throws Exception {
-    List<R> results = writeItems(batch.items());
-    IllegalStateException misfit = misfit(results, batch.size());
-    if (misfit != null) {
-      for (int i = 0; i < batch.size(); i++) {
-        batch.fail(i, misfit);
+    int size = batch.size();
+    Read read = read(writeItems(batch.items()), size); // a throw from the writer: the batch failed, may be retried
+    if (read.misfit() != null) {
+      for (int i = 0; i < size; i++) {
+        batch.fail(i, read.misfit()); // recorded, so final: the writer returned, it may have written them
       }
-    } else if (results == null) {
+    } else if (read.results() == null) {
       batch.completeRemaining(null);
     } else {
-      for (int i = 0; i < results.size(); i++) {
-        batch.complete(i, results.get(i));
+      for (int i = 0; i < size; i++) {
+        @SuppressWarnings("unchecked")
+        R result = (R) read.results()[i];
+        batch.complete(i, result);
       }
+    }
+  }
+
+  /** What a writer returned, read: a copy of its results (null for {@code noResult}), or why none fit. */
+  record Read(@Nullable Object @Nullable [] results, @Nullable Throwable misfit) {}
+
+  /**
+   * Reads what the writer returned, which is user code ({@code size()} and {@code get()} may throw or block), into
+   * a copy, outside any lock. Results that do not fit or cannot be read give the failure every item gets, never
+   * retried: the writer returned, so it may have written them. Never throws.
+   */
+  Read read(@Nullable List<R> results, int size) {
+    try {
+      Throwable misfit = misfit(results, size);
+      if (misfit != null || results == null) {
+        return new Read(null, misfit);
+      }
+      Object[] copy = new Object[size];
+      for (int i = 0; i < size; i++) {
+        copy[i] = results.get(i);
+      }
+      return new Read(copy, null);
+    } catch (Throwable unreadable) {
+      return new Read(null, new IllegalStateException("the results the sink returned could not be read ("
+          + unreadable.getClass().getName() + "); it may have written the items", unreadable));
     }
   }
 
@@ -65,7 +92,7 @@ public final class ListSink<T, R> implements BatchSink<T, R> {
    * The failure every item gets when a results writer returned null or a list of the wrong size, or null when
    * the results fit. The writer returned normally, so it may have written them: they fail, and are not retried.
    */
-  @Nullable IllegalStateException misfit(@Nullable List<R> results, int size) {
+  private @Nullable IllegalStateException misfit(@Nullable List<R> results, int size) {
     if (resultsWriter == null) {
       return null;
     }

@@ -151,34 +151,12 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
       } catch (Throwable t) {
         return t; // the writer threw: the batch failed, and may be retried
       }
-      recordResults(batch, view, results, items.size()); // the writer returned: never a retry from here
+      ListSink.Read read = listSink.read(results, items.size()); // the writer returned: never a retry from here
+      batch.recordAll(view, read.results(), read.misfit());
       return null;
     } finally {
       batch.endAttempt(view.generation()); // a Batch kept past write() records nothing from now on
     }
-  }
-
-  /**
-   * Records what a list sink's writer returned. Reading the list is user code (its size() and get() may throw
-   * or block): it is copied outside the batch's lock, and if it does not fit or cannot be read, every item
-   * fails with a recorded failure, never retried: the writer returned, so it may have written them.
-   */
-  private void recordResults(PendingBatch<T, R> batch, BatchView<T, R> view, @Nullable List<R> results, int size) {
-    Object[] copy = null;
-    Throwable misfit;
-    try {
-      misfit = listSink.misfit(results, size);
-      if (misfit == null && results != null) {
-        copy = new Object[size];
-        for (int i = 0; i < size; i++) {
-          copy[i] = results.get(i);
-        }
-      }
-    } catch (Throwable unreadable) {
-      misfit = new IllegalStateException("the results the sink of batcher '" + name + "' returned could not be"
-          + " read (" + unreadable.getClass().getName() + "); it may have written the items", unreadable);
-    }
-    batch.recordAll(view, copy, misfit);
   }
 
   /**
