@@ -46,18 +46,15 @@ public class WriteTracker implements BatchSinkDecorator {
     WritesInProgress writes = writes(name, true);
     return batch -> {
       Runnable end = writes.begin();
-      CompletionStage<?> stage;
+      CompletionStage<?> stage = null;
       try {
         stage = sink.write(batch);
-      } catch (Exception | Error e) {
-        end.run();
-        throw e;
+      } finally {
+        if (stage == null) {
+          end.run(); // write threw anything (a sneaky Throwable too), or returned null: the core fails the batch
+        }
       }
-      if (stage == null) {
-        end.run(); // the core fails the batch as a sink bug
-      } else {
-        stage.whenComplete((result, error) -> end.run());
-      }
+      stage.whenComplete((result, error) -> end.run());
       return stage;
     };
   }

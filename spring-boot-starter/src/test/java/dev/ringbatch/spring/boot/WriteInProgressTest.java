@@ -1,7 +1,9 @@
 package dev.ringbatch.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ringbatch.AsyncBatchSink;
 import dev.ringbatch.Batch;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.Batcher;
@@ -91,6 +93,21 @@ class WriteInProgressTest {
       assertThat(detail(context.getBean("ringbatchHealthIndicator", HealthIndicator.class).health()))
           .doesNotContainKey("oldestWriteAge");
     });
+  }
+
+  @Test
+  void asyncWriteThrowingARawThrowable_endsItsWrite() {
+    WriteTracker tracker = new WriteTracker();
+    AsyncBatchSink<Integer, Void> sneaky = tracker.decorateAsync("sneaky", batch -> {
+      throw WriteInProgressTest.<RuntimeException>sneakyThrow(new Throwable("neither an Exception nor an Error"));
+    });
+    assertThatThrownBy(() -> sneaky.write(null)).hasMessage("neither an Exception nor an Error");
+    assertThat(tracker.of("sneaky").oldestAge()).as("no write left in progress").isNull();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> E sneakyThrow(Throwable t) throws E {
+    throw (E) t;
   }
 
   @Test
