@@ -56,6 +56,9 @@ public class BatcherFactory implements AutoCloseable {
   private final List<Batcher<?, ?>> created = new CopyOnWriteArrayList<>();
   /** The names of the batchers in {@link #created}, and of those being built. */
   private final Set<String> names = ConcurrentHashMap.newKeySet();
+  /** Batcher beans the application made itself, whose names {@link #reserve} took. */
+  private final Set<Batcher<?, ?>> handMade =
+      java.util.Collections.synchronizedSet(java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()));
   private final List<Consumer<? super Batcher<?, ?>>> listeners = new CopyOnWriteArrayList<>();
   private final Map<Batcher<?, ?>, List<Object>> sinks = Collections.synchronizedMap(new IdentityHashMap<>());
 
@@ -125,12 +128,8 @@ public class BatcherFactory implements AutoCloseable {
   public <T, R> Batcher<T, R> createAsync(String name, AsyncBatchSink<T, R> sink) {
     requireUnsharded(name);
     requireNonNull(sink, "sink");
-    AsyncBatchSink<T, R> decorated = sink;
-    for (BatchSinkDecorator decorator : decorators) {
-      decorated = decorator.decorateAsync(name, decorated);
-    }
-    AsyncBatchSink<T, R> wrapped = decorated;
-    return register(name, () -> Batcher.ofAsync(name, config(name), wrapped), List.of(sink));
+    // decorated inside register, after the name is taken: a refused duplicate must not touch the tracker's entry
+    return register(name, () -> Batcher.ofAsync(name, config(name), decorateAsync(name, sink)), List.of(sink));
   }
 
   /**
@@ -219,13 +218,8 @@ public class BatcherFactory implements AutoCloseable {
    * closed. Called by the {@link BatcherLifecycle} on the closing thread, once the close report is out.
    */
   void retire(Batcher<?, ?> batcher, CloseReport report) {
-    if (created.remove(batcher)) {
-      for (BatchSinkDecorator decorator : decorators) {
-        if (decorator instanceof WriteTracker tracker) {
-          tracker.forget(batcher.name()); // a new batcher of the name must not inherit a write left hanging
-        }
-      }
-      names.remove(batcher.name());
+    if (created.remove(batcher) || handMade.remove(batcher)) {
+      release(batcher.name());
     }
     LOG.info("ringbatch batcher '" + batcher.name() + "' closed by its owner and deregistered: " + report);
     List<Object> own = sinks.remove(batcher);
@@ -289,10 +283,10 @@ public class BatcherFactory implements AutoCloseable {
     try {
       batcher = build.get();
     } catch (IllegalArgumentException e) {
-      names.remove(name);
+      release(name);
       throw mapper.blameRingSize(name, e); // the core refuses a ring too large for the heap only when built
     } catch (RuntimeException | Error e) {
-      names.remove(name);
+      release(name);
       throw e;
     }
     sinks.put(batcher, ownSinks);
@@ -304,12 +298,38 @@ public class BatcherFactory implements AutoCloseable {
         }
       } catch (RuntimeException | Error e) {
         created.remove(batcher);
-        names.remove(name);
+        release(name);
         closeAndLog(batcher, properties.getShutdownTimeout(), "closed: a listener of its creation failed");
         throw e;
       }
     }
     return batcher;
+  }
+
+  /**
+   * Takes the name of a {@code Batcher} bean the application made itself, so that no batcher of the factory takes
+   * it later: the name keys health, meters and the endpoint. Called by the {@link BatcherLifecycle} at start.
+   *
+   * @throws IllegalStateException if a batcher of the factory has that name
+   */
+  void reserve(Batcher<?, ?> bean) {
+    if (!names.add(bean.name())) {
+      throw duplicateName(bean.name());
+    }
+    handMade.add(bean);
+  }
+
+  /**
+   * Frees {@code name} for a new batcher: the one place a name is given back, and with it what a write tracker
+   * kept for it (a new batcher of the name must not inherit a write left hanging).
+   */
+  private void release(String name) {
+    for (BatchSinkDecorator decorator : decorators) {
+      if (decorator instanceof WriteTracker tracker) {
+        tracker.forget(name);
+      }
+    }
+    names.remove(name);
   }
 
   static IllegalStateException duplicateName(String name) {
@@ -333,6 +353,14 @@ public class BatcherFactory implements AutoCloseable {
     BatchSink<T, R> decorated = sink;
     for (BatchSinkDecorator decorator : decorators) {
       decorated = decorator.decorate(name, decorated);
+    }
+    return decorated;
+  }
+
+  private <T, R> AsyncBatchSink<T, R> decorateAsync(String name, AsyncBatchSink<T, R> sink) {
+    AsyncBatchSink<T, R> decorated = sink;
+    for (BatchSinkDecorator decorator : decorators) {
+      decorated = decorator.decorateAsync(name, decorated);
     }
     return decorated;
   }

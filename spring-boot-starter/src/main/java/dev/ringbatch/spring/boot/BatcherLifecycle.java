@@ -73,9 +73,12 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
   public void start() {
     running = true;
     Set<String> names = new HashSet<>();
+    Set<Batcher<?, ?>> fromFactory = Collections.newSetFromMap(new IdentityHashMap<>());
+    fromFactory.addAll(factory.created());
     for (Batcher<?, ?> batcher : batchers()) {
-      if (!names.add(batcher.name())) { // a hand-made Batcher bean: the factory refuses its own duplicates
-        throw BatcherFactory.duplicateName(batcher.name());
+      names.add(batcher.name());
+      if (!fromFactory.contains(batcher)) {
+        factory.reserve(batcher); // a hand-made Batcher bean: its name clashes with none, and no later create takes it
       }
     }
     for (String configured : factory.configuredNames().keySet()) {
@@ -94,12 +97,20 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
       batcher.addStatsRecorder(new StatsRecorder() {
         @Override
         public void recordClosed(CloseReport report) {
-          if (running) { // the shutdown's own closes keep the batchers listed, as closed by the shutdown
-            retired.add(batcher);
-            factory.retire(batcher, report);
-          }
+          retire(batcher, report);
         }
       });
+      CloseReport closedBefore = batcher.closeReport();
+      if (closedBefore != null) { // its owner closed it before the application started: no recorder hears it
+        retire(batcher, closedBefore);
+      }
+    }
+  }
+
+  private void retire(Batcher<?, ?> batcher, CloseReport report) {
+    // The shutdown's own closes keep the batchers listed, as closed by the shutdown; each is retired once.
+    if (running && retired.add(batcher)) {
+      factory.retire(batcher, report);
     }
   }
 
@@ -129,17 +140,22 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
     synchronized (retired) {
       seen.addAll(retired);
     }
+    // Hand-made Batcher beans first: a factory batcher that feeds one was created after it (it depends on it), so
+    // the reversed list closes the feeding batcher first. The factory's batchers follow in their creation order.
+    List<Batcher<?, ?>> created = factory.created();
+    Set<Batcher<?, ?>> fromFactory = Collections.newSetFromMap(new IdentityHashMap<>());
+    fromFactory.addAll(created);
     List<Batcher<?, ?>> all = new ArrayList<>();
-    for (Batcher<?, ?> batcher : factory.created()) {
+    singletons(beanFactory, beans).forEach(batcher -> {
+      if (!fromFactory.contains(batcher) && seen.add(batcher)) {
+        all.add(batcher);
+      }
+    });
+    for (Batcher<?, ?> batcher : created) {
       if (seen.add(batcher)) {
         all.add(batcher);
       }
     }
-    singletons(beanFactory, beans).forEach(batcher -> {
-      if (seen.add(batcher)) {
-        all.add(batcher);
-      }
-    });
     return all;
   }
 

@@ -61,7 +61,12 @@ public class BatcherMeterBinder implements MeterBinder, BeanFactoryAware {
   @Override
   public void bindTo(MeterRegistry registry) {
     factory.whenCreated(batcher -> bind(registry, batcher));
-    BatcherLifecycle.singletons(beanFactory, beans).forEach(batcher -> bind(registry, batcher));
+    // A factory batcher declared as a bean is bound above already: binding it twice would count each write twice
+    java.util.Set<Batcher<?, ?>> fromFactory =
+        java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    fromFactory.addAll(factory.created());
+    BatcherLifecycle.singletons(beanFactory, beans).filter(batcher -> !fromFactory.contains(batcher))
+        .forEach(batcher -> bind(registry, batcher));
   }
 
   private void bind(MeterRegistry registry, Batcher<?, ?> batcher) {

@@ -16,8 +16,8 @@ import org.apache.commons.logging.LogFactory;
  * batcher whose sink feeds another still drains into it before that one closes. Each batcher gets its own
  * thread and a close of {@code own = min(its close-timeout, the budget)}. It begins that close when every
  * newer batcher's close has returned (a batcher whose sink feeds another was created after it), or when only
- * {@code own} is left of the budget, whichever comes first: a hung newer batcher delays it, but never takes
- * its close-timeout away. Called on the thread that stops the context; returns once every close has returned,
+ * {@code own} (at most half the budget) is left of the budget, whichever comes first: a hung newer batcher delays
+ * it, but leaves it its close-timeout, or half the budget when the close-timeout is longer. Called on the thread that stops the context; returns once every close has returned,
  * or the budget and {@link #GRACE} have passed.
  */
 final class ParallelCloser {
@@ -45,7 +45,9 @@ final class ParallelCloser {
       Thread closer = new Thread(() -> {
         try {
           Duration own = min(batcher.config().closeTimeout(), budget);
-          awaitAll(newer, deadline - own.toNanos());
+          // Newer closes are awaited until only its own close is left of the budget, and for at least half of
+          // the budget: a close-timeout as long as the budget must not cancel the feeding order.
+          awaitAll(newer, deadline - Math.min(own.toNanos(), budget.toNanos() / 2));
           close.close(batcher, min(own, Duration.ofNanos(Math.max(0, deadline - System.nanoTime()))));
         } catch (RuntimeException | Error e) {
           LOG.warn("closing ringbatch batcher '" + batcher.name() + "' failed", e);

@@ -203,6 +203,8 @@ final class PropertiesConfigMapper {
                 + prefix + ".submit-timeout");
       }
       b.submitTimeout(BatcherConfig.NO_TIMEOUT);
+    } else if (Boolean.FALSE.equals(s.getBlockWithoutTimeout()) && s.getSubmitTimeout() == null) {
+      b.submitTimeout(BatcherConfig.ofDefaults().submitTimeout()); // undoes a true in ringbatch.defaults
     }
     set(prefix + ".wait-mode", s.getWaitMode(), b::waitMode);
     set(prefix + ".close-timeout", s.getCloseTimeout(), b::closeTimeout);
