@@ -42,7 +42,12 @@ final class PublishGate {
   /** How often {@link #accepted()} reads again while producers racing a close's start move the counts. */
   private static final int SETTLE_ATTEMPTS = 16;
   /** How long it waits for a claimed slot to be published. */
-  private static final long PUBLISH_WAIT_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
+  /**
+   * How long stats() waits for a producer between its claim and its publish. No user code runs there, so only a
+   * descheduled producer takes long: on a loaded machine that is several milliseconds, and giving up early returns
+   * an estimate that may count a claim which then turns into a tombstone (a later reading would be lower).
+   */
+  private static final long PUBLISH_WAIT_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200);
 
   private final String name;
   private final RingBuffer<SubmissionSlot> ring;
@@ -332,11 +337,15 @@ final class PublishGate {
     long lowest = Math.max(ring.getMinimumGatingSequence() + 1, cursor - ring.getBufferSize() + 1);
     long start = System.nanoTime();
     for (long sequence = lowest; sequence <= cursor; sequence++) {
-      while (!ring.isAvailable(sequence)) {
+      for (int spins = 0; !ring.isAvailable(sequence); spins++) {
         if (System.nanoTime() - start > PUBLISH_WAIT_NANOS) {
           return false;
         }
-        Thread.onSpinWait();
+        if (spins < 100) {
+          Thread.onSpinWait(); // the usual case: the producer is a few instructions from its publish
+        } else {
+          LockSupport.parkNanos(this, 20_000); // a descheduled producer: wait without burning a core
+        }
       }
     }
     return true;
