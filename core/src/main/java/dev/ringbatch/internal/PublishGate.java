@@ -41,7 +41,6 @@ final class PublishGate {
   private static final int YIELD_ROUNDS = 16;
   /** How often {@link #accepted()} reads again while producers racing a close's start move the counts. */
   private static final int SETTLE_ATTEMPTS = 16;
-  /** How long it waits for a claimed slot to be published. */
   /**
    * How long stats() waits for a producer between its claim and its publish. No user code runs there, so only a
    * descheduled producer takes long: on a loaded machine that is several milliseconds, and giving up early returns
