@@ -11,9 +11,10 @@ import org.jspecify.annotations.Nullable;
  * The connection and prepared statement {@link JdbcBatchSink} uses for one batch: borrowed from the pool on
  * first use, given back when the batch is written ({@link #release}), thrown away when it broke
  * ({@link #discard}). Holding nothing between batches lets the pool's lifetime, validation and leak detection
- * apply. Consumer thread only.
+ * apply. Public so that sinks in other modules ({@code ringbatch-postgresql}'s COPY sink) keep the same connection
+ * rules as {@link JdbcBatchSink}. Not thread-safe: one per sink, used on the thread that writes batches.
  */
-final class BatchConnection {
+public final class BatchConnection {
   private static final System.Logger LOG = System.getLogger(BatchConnection.class.getName());
 
   private final DataSource dataSource;
@@ -25,19 +26,26 @@ final class BatchConnection {
   /** Whether the database answered anything on this connection in this batch (a result or an error of its own). */
   private boolean answered;
 
-  BatchConnection(DataSource dataSource, String sql, boolean autoCommit, int queryTimeoutSeconds) {
+  /**
+   * @param dataSource where a connection is borrowed for each batch
+   * @param sql the statement {@link #statement()} prepares
+   * @param autoCommit the auto-commit mode every borrowed connection is put in
+   * @param queryTimeoutSeconds the prepared statement's query timeout, 0 for none
+   */
+  public BatchConnection(DataSource dataSource, String sql, boolean autoCommit, int queryTimeoutSeconds) {
     this.dataSource = dataSource;
     this.sql = sql;
     this.autoCommit = autoCommit;
     this.queryTimeoutSeconds = queryTimeoutSeconds;
   }
 
-  boolean autoCommit() {
+  /** Whether borrowed connections are in auto-commit mode. */
+  public boolean autoCommit() {
     return autoCommit;
   }
 
   /** The database answered on this connection: it was alive when the batch began. */
-  void answered() {
+  public void answered() {
     answered = true;
   }
 
@@ -45,12 +53,12 @@ final class BatchConnection {
    * Whether the connection has not been answered yet in this batch: a loss then means it was dead before the
    * batch began (ended by the server while idle in the pool), and a fresh one may be borrowed.
    */
-  boolean unanswered() {
+  public boolean unanswered() {
     return connection != null && !answered;
   }
 
   /** The batch's connection, borrowed on first use. */
-  Connection get() throws SQLException {
+  public Connection get() throws SQLException {
     Connection c = connection;
     if (c == null) {
       c = dataSource.getConnection();
@@ -68,7 +76,7 @@ final class BatchConnection {
   }
 
   /** The statement, prepared on the batch's connection on first use. */
-  PreparedStatement statement() throws SQLException {
+  public PreparedStatement statement() throws SQLException {
     PreparedStatement ps = statement;
     if (ps == null) {
       ps = get().prepareStatement(sql);
@@ -81,7 +89,7 @@ final class BatchConnection {
   }
 
   /** Gives the connection back to the pool (a broken one is recognised and evicted by the pool). */
-  void release() {
+  public void release() {
     Connection c = connection;
     PreparedStatement ps = statement;
     connection = null;
@@ -103,7 +111,7 @@ final class BatchConnection {
    * The connection broke, or its transaction could not be rolled back: aborts it (the server then rolls back
    * whatever it held, and a pool such as HikariCP evicts it) and drops it, so the next attempt borrows another.
    */
-  void discard() {
+  public void discard() {
     Connection c = connection;
     if (c != null) {
       try {
@@ -120,7 +128,7 @@ final class BatchConnection {
    *
    * @return whether nothing of the transaction is left (rolled back, or autocommit)
    */
-  static boolean rollback(Connection c, Throwable cause) {
+  public static boolean rollback(Connection c, Throwable cause) {
     try {
       if (!c.getAutoCommit()) {
         c.rollback();

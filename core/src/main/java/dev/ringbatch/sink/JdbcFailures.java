@@ -7,8 +7,12 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import org.jspecify.annotations.Nullable;
 
-/** How {@link JdbcBatchSink} reads a JDBC failure: a lost connection, the row to blame, the row's own error. */
-final class JdbcFailures {
+/**
+ * How ringbatch's JDBC sinks read a JDBC failure: a lost connection, an error no single row can cause, the row to
+ * blame, the row's own error. Public so that sinks in other modules ({@code ringbatch-postgresql}'s COPY sink) and
+ * hand-written sinks classify failures exactly as {@link JdbcBatchSink} does.
+ */
+public final class JdbcFailures {
   private JdbcFailures() {}
 
   /**
@@ -16,7 +20,7 @@ final class JdbcFailures {
    * (PostgreSQL's administrator shutdown / terminated backend) anywhere in the chain, or a connection that no
    * longer validates.
    */
-  static boolean connectionLost(Connection c, Throwable e) {
+  public static boolean connectionLost(Connection c, Throwable e) {
     if (Causes.any(e, JdbcFailures::statesConnectionLost)) {
       return true;
     }
@@ -55,7 +59,7 @@ final class JdbcFailures {
    * returned when none was expected" ({@code 0100E}). Any other state (data, constraints, triggers) or none
    * may come from one row, and the rows are isolated.
    */
-  static boolean statementLevel(Throwable e) {
+  public static boolean statementLevel(Throwable e) {
     String state = state(e);
     if (state == null || state.length() < 2) {
       return false;
@@ -72,7 +76,7 @@ final class JdbcFailures {
    * to a missing table) and object state ({@code 55}: a lock on one row's parent). A cancelled or timed-out
    * statement, a full disk, a read-only database or a serialization failure concern the execution as a whole.
    */
-  static boolean mayBeOneRows(Throwable e) {
+  public static boolean mayBeOneRows(Throwable e) {
     String state = state(e);
     return state != null && (state.startsWith("42") || state.startsWith("55"));
   }
@@ -81,7 +85,7 @@ final class JdbcFailures {
   private static final String RETURNED_ROWS = "0100E";
 
   /** The database's SQLState for {@code e}: the next exception's (the server's own), else the first in the chain. */
-  static @Nullable String state(Throwable e) {
+  public static @Nullable String state(Throwable e) {
     int depth = 0;
     for (Throwable t = rowCause(e); t != null && depth < 64; t = t.getCause(), depth++) {
       if (t instanceof SQLException sql && sql.getSQLState() != null) {
@@ -92,7 +96,7 @@ final class JdbcFailures {
   }
 
   /** The most specific error for one row: pgjdbc puts the server's message in the next exception. */
-  static Throwable rowCause(Throwable e) {
+  public static Throwable rowCause(Throwable e) {
     SQLException next = e instanceof SQLException sql ? sql.getNextException() : null;
     return next != null ? next : e;
   }

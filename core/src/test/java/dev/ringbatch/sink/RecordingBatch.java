@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /** A {@link Batch} for calling a sink directly in tests; records the outcome of each item. */
-final class RecordingBatch<T, R> implements Batch<T, R> {
+public final class RecordingBatch<T, R> implements Batch<T, R> {
   private final List<T> items;
   private final Map<Integer, R> completed = new TreeMap<>();
   private final Map<Integer, Throwable> failed = new TreeMap<>();
@@ -15,8 +15,13 @@ final class RecordingBatch<T, R> implements Batch<T, R> {
     this.items = items;
   }
 
+  /** A batch of {@code items} (a copy). */
+  public static <T, R> RecordingBatch<T, R> of(List<T> items) {
+    return new RecordingBatch<>(new java.util.ArrayList<>(items));
+  }
+
   @SafeVarargs
-  static <T, R> RecordingBatch<T, R> of(T... items) {
+  public static <T, R> RecordingBatch<T, R> of(T... items) {
     List<T> list = new java.util.ArrayList<>(items.length);
     for (T item : items) {
       list.add(item);
@@ -62,11 +67,11 @@ final class RecordingBatch<T, R> implements Batch<T, R> {
     }
   }
 
-  Map<Integer, R> completed() {
+  public Map<Integer, R> completed() {
     return completed;
   }
 
-  Map<Integer, Throwable> failed() {
+  public Map<Integer, Throwable> failed() {
     return failed;
   }
 }

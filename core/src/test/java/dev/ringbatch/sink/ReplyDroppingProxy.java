@@ -19,7 +19,7 @@ import java.util.function.BooleanSupplier;
  * work; the client never hears of it. That is a lost acknowledgement, the case a sink must report as
  * "outcome unknown".
  */
-final class ReplyDroppingProxy implements AutoCloseable {
+public final class ReplyDroppingProxy implements AutoCloseable {
   private final ServerSocket listener;
   private final int targetPort;
   private final byte[] trigger;
@@ -29,7 +29,7 @@ final class ReplyDroppingProxy implements AutoCloseable {
   private final List<Socket> sockets = new CopyOnWriteArrayList<>();
   private volatile boolean closed;
 
-  ReplyDroppingProxy(int targetPort, String trigger, BooleanSupplier chance) throws IOException {
+  public ReplyDroppingProxy(int targetPort, String trigger, BooleanSupplier chance) throws IOException {
     this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     this.targetPort = targetPort;
     this.trigger = trigger.getBytes(StandardCharsets.US_ASCII);
@@ -39,17 +39,17 @@ final class ReplyDroppingProxy implements AutoCloseable {
     acceptor.start();
   }
 
-  int port() {
+  public int port() {
     return listener.getLocalPort();
   }
 
   /** Loses the reply to the next {@code count} messages that contain the trigger. */
-  void dropNext(int count) {
+  public void dropNext(int count) {
     dropNext.addAndGet(count);
   }
 
   /** How many replies were lost so far. */
-  int dropped() {
+  public int dropped() {
     return dropped.get();
   }
 

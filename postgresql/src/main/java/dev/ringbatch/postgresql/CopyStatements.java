@@ -1,0 +1,166 @@
+package dev.ringbatch.postgresql;
+
+import dev.ringbatch.sink.BatchConnection;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.PGConnection;
+import org.postgresql.copy.CopyIn;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.ServerErrorMessage;
+
+/**
+ * What a {@link PgCopySink} sends for one attempt, and how it reads the server's answer: the {@code COPY} into the
+ * table, or, in idempotent mode, the {@code COPY} into a temporary staging table and the
+ * {@code INSERT ... ON CONFLICT DO NOTHING} that moves it, returning which rows it inserted.
+ */
+final class CopyStatements<T> {
+  /** The server's error context for a row of a COPY: {@code COPY events, line 5, column id: "x"}. */
+  private static final Pattern COPY_LINE = Pattern.compile("^COPY .+?, line (\\d+)", Pattern.MULTILINE);
+  /** The staging table's column holding each row's index in the batch. */
+  private static final String ROW_COLUMN = "ringbatch_row";
+
+  private final String table;
+  private final List<CopyColumn<T>> columns;
+  private final List<String> keys;
+  private final String copySql;
+  private final @Nullable String stageSql;
+  private final @Nullable String insertSql;
+
+  CopyStatements(String table, List<CopyColumn<T>> columns, List<String> keys) {
+    this.table = table;
+    this.columns = columns;
+    this.keys = keys;
+    String names = String.join(", ", columns.stream().map(CopyColumn::name).toList());
+    if (keys.isEmpty()) {
+      copySql = "COPY " + table + " (" + names + ") FROM STDIN";
+      stageSql = null;
+      insertSql = null;
+    } else {
+      // One staging table per session and shape: created by the first batch on a connection, emptied by every
+      // COMMIT, gone with a rolled-back transaction that created it (and made again by the next attempt).
+      String stage = "ringbatch_stage_" + Integer.toUnsignedString((table + '(' + names + ')').hashCode(), 36);
+      String keyList = String.join(", ", keys);
+      copySql = "COPY " + stage + " (" + names + ", " + ROW_COLUMN + ") FROM STDIN";
+      stageSql = "CREATE TEMP TABLE IF NOT EXISTS " + stage + " ON COMMIT DELETE ROWS AS SELECT " + names
+          + ", 0 AS " + ROW_COLUMN + " FROM " + table + " WITH NO DATA";
+      // Rows go in batch order, so of two rows with one key the first is inserted, and min() names it.
+      insertSql = "WITH inserted AS (INSERT INTO " + table + " (" + names + ") SELECT " + names + " FROM " + stage
+          + " ORDER BY " + ROW_COLUMN + " ON CONFLICT (" + keyList + ") DO NOTHING RETURNING " + keyList + ")"
+          + " SELECT min(s." + ROW_COLUMN + ") FROM " + stage + " s JOIN inserted USING (" + keyList + ")"
+          + " GROUP BY " + keyList;
+    }
+  }
+
+  static void requireArgument(boolean condition, String format, Object value) {
+    if (!condition) {
+      throw new IllegalArgumentException(String.format(Locale.ROOT, format, value));
+    }
+  }
+
+  String table() {
+    return table;
+  }
+
+  List<CopyColumn<T>> columns() {
+    return columns;
+  }
+
+  boolean idempotent() {
+    return !keys.isEmpty();
+  }
+
+  /** Which columns are keys, in column order. */
+  boolean[] keyFlags() {
+    boolean[] flags = new boolean[columns.size()];
+    for (int i = 0; i < flags.length; i++) {
+      flags[i] = keys.contains(columns.get(i).name());
+    }
+    return flags;
+  }
+
+  /** The statement {@link BatchConnection#statement()} prepares: the idempotent move, else never used. */
+  String insertSql() {
+    return insertSql != null ? insertSql : copySql;
+  }
+
+  /**
+   * Copies the lines of {@code attempt} in the connection's open transaction, without committing. In idempotent
+   * mode, marks in {@code inserted} the rows the move inserted.
+   *
+   * @return the server's count of rows written
+   */
+  long copy(Connection c, BatchConnection connection, CopyRows<T> rows, int[] attempt,
+      boolean @Nullable [] inserted) throws SQLException {
+    if (stageSql != null) {
+      try (Statement s = c.createStatement()) {
+        s.execute(stageSql);
+      }
+      connection.answered();
+    }
+    CopyIn copy = c.unwrap(PGConnection.class).getCopyAPI().copyIn(copySql);
+    connection.answered();
+    long count;
+    try {
+      rows.send(copy, attempt);
+      count = copy.endCopy();
+    } catch (Throwable e) {
+      if (copy.isActive()) {
+        try {
+          copy.cancelCopy();
+        } catch (Throwable cancel) {
+          e.addSuppressed(cancel);
+        }
+      }
+      throw e;
+    }
+    if (inserted == null) {
+      return count;
+    }
+    long moved = 0;
+    try (ResultSet rs = connection.statement().executeQuery()) {
+      while (rs.next()) {
+        inserted[rs.getInt(1)] = true;
+        moved++;
+      }
+    }
+    return moved;
+  }
+
+  /**
+   * The line of the COPY the server blames for {@code e} (1 for the first line sent), or -1 when its error
+   * names none (a deferred constraint, a foreign key, an {@code AFTER} trigger, the idempotent move).
+   */
+  static int refusedLine(Throwable e) {
+    int depth = 0;
+    for (Throwable t = e; t != null && depth < 64; t = t.getCause(), depth++) {
+      if (t instanceof PSQLException psql) {
+        ServerErrorMessage message = psql.getServerErrorMessage();
+        String where = message == null ? null : message.getWhere();
+        if (where != null) {
+          Matcher m = COPY_LINE.matcher(where);
+          if (m.find()) {
+            try {
+              return Integer.parseInt(m.group(1));
+            } catch (NumberFormatException tooLong) {
+              return -1;
+            }
+          }
+        }
+      }
+    }
+    return -1;
+  }
+
+  @Override
+  public String toString() {
+    return "table=" + table + ", columns=" + columns.stream().map(CopyColumn::name).toList()
+        + (keys.isEmpty() ? "" : ", idempotentOn=" + keys);
+  }
+}

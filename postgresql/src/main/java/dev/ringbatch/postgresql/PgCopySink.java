@@ -1,0 +1,347 @@
+package dev.ringbatch.postgresql;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.ringbatch.Batch;
+import dev.ringbatch.BatchSink;
+import dev.ringbatch.OutcomeUnknownException;
+import dev.ringbatch.sink.BatchConnection;
+import dev.ringbatch.sink.JdbcFailures;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLRecoverableException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.Function;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Writes each batch with one PostgreSQL {@code COPY ... FROM STDIN}, the fastest way into a table, and still
+ * gives every item its own outcome: what a bulk loader does not. Build it with {@link #into}.
+ *
+ * <p>Each batch is one transaction per attempt on a connection borrowed from the {@link DataSource}: the
+ * {@code COPY}, then the {@code COMMIT}. Each item's result is 1 when the server's {@code COPY n} counted one row
+ * per item, else {@link Statement#SUCCESS_NO_INFO} (a {@code BEFORE} trigger skipped rows).
+ *
+ * <h2>Failures</h2>
+ * <ul>
+ *   <li>A column function that throws anything, or a value PostgreSQL cannot store (text with a NUL character),
+ *       fails that item alone, before anything is sent.</li>
+ *   <li>A row the server refuses (a constraint, a value of the wrong form) rolls the whole {@code COPY} back,
+ *       and the server names its line: that row fails alone with the server's error, and the others are copied
+ *       again, so k bad rows cost about k + 1 {@code COPY}s. An error without a line (a deferred constraint, a
+ *       foreign key, an {@code AFTER} trigger) is found by halving.</li>
+ *   <li>An error no row can cause (a missing table, a revoked privilege, a full disk, a read-only server: the
+ *       SQLState classes of {@link JdbcFailures#statementLevel}) fails the whole batch at once, nothing of it
+ *       written, and {@code write} throws it for a {@link dev.ringbatch.RetryPolicy}.</li>
+ *   <li>A connection lost before the {@code COMMIT}: nothing was written; {@code write} throws (a retry policy may
+ *       write the batch again). A connection found dead before the server answered anything (ended while idle in
+ *       the pool) is replaced, up to three times per batch.</li>
+ *   <li><b>Outcome unknown.</b> The reply to the {@code COMMIT} was lost: the rows fail with
+ *       {@link OutcomeUnknownException}. They may or may not be in the table.</li>
+ * </ul>
+ *
+ * <h2>Idempotent mode</h2>
+ * With {@link Builder#idempotentOn key columns} (a primary key or unique constraint), each batch is copied into a
+ * temporary staging table and moved with {@code INSERT ... ON CONFLICT (key) DO NOTHING}: an item's result is 1 when
+ * its row was inserted, 0 when a row with its key was already there (one of two items with the same key in a batch
+ * gets 0). A lost {@code COMMIT} reply is then an {@link OutcomeUnknownException} that is
+ * {@linkplain OutcomeUnknownException#isSafeToRetry() safe to retry} for the whole batch.
+ *
+ * <p>Not thread-safe: it is the sink of one batcher (one shard), called on its consumer thread, and uses one
+ * connection at a time. See {@code docs/sinks.md} for the figures.
+ *
+ * @param <T> the item type
+ */
+public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable {
+  /** How many connections found dead before the server answered one batch are replaced, at most. */
+  private static final int MAX_DEAD_ON_BORROW = 3;
+
+  private final CopyStatements<T> statements;
+  private final BatchConnection connection;
+  private final CopyRows<T> rows;
+  /** Whether rows of this batch may be in the table (committed, or told outcome unknown): it must not throw. */
+  private boolean mayHaveWritten;
+  private int deadOnBorrow;
+
+  PgCopySink(DataSource dataSource, CopyStatements<T> statements) {
+    this.statements = statements;
+    // Never autocommit: a connection lost before the COMMIT then certainly wrote nothing.
+    this.connection = new BatchConnection(dataSource, statements.insertSql(), false, 0);
+    this.rows = new CopyRows<>(statements.columns(), statements.keyFlags(), statements.idempotent());
+  }
+
+  /**
+   * Starts a sink that copies into {@code table}; add its columns with {@link Builder#column}.
+   *
+   * @param dataSource where a connection is borrowed for each batch (a pool: HikariCP, say)
+   * @param table the table, as SQL would name it ({@code events}, {@code audit.events}, {@code "Events"})
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code table} is blank
+   */
+  public static <T> Builder<T> into(DataSource dataSource, String table) {
+    return new Builder<>(dataSource, table);
+  }
+
+  /** Builds a {@link PgCopySink}: the columns in the order of the {@code COPY} column list. */
+  public static final class Builder<T> {
+    private final DataSource dataSource;
+    private final String table;
+    private final List<CopyColumn<T>> columns = new ArrayList<>();
+    private List<String> keys = List.of();
+
+    private Builder(DataSource dataSource, String table) {
+      this.dataSource = requireNonNull(dataSource, "dataSource");
+      this.table = requireNonNull(table, "table");
+      CopyStatements.requireArgument(!table.isBlank(), "table must not be blank but was '%s'", table);
+    }
+
+    /**
+     * Adds the next column. Its values are written in COPY's text format: numbers, {@code Boolean}s,
+     * {@code byte[]} ({@code bytea}), {@code UUID}s and {@code java.time} values as PostgreSQL reads them; any
+     * other object by its {@code toString()} (a JSON string for {@code jsonb}, say); {@code null} as SQL NULL.
+     *
+     * @param name the column's name, as SQL would name it
+     * @param value reads the column's value from an item; an exception it throws fails that item alone
+     * @throws IllegalArgumentException if {@code name} is blank or already added
+     */
+    public Builder<T> column(String name, Function<? super T, ?> value) {
+      requireNonNull(name, "name");
+      requireNonNull(value, "value");
+      CopyStatements.requireArgument(!name.isBlank(), "column name must not be blank but was '%s'", name);
+      for (CopyColumn<T> c : columns) {
+        CopyStatements.requireArgument(!c.name().equals(name), "column '%s' was already added", name);
+      }
+      columns.add(new CopyColumn<>(name, value));
+      return this;
+    }
+
+    /**
+     * Makes the sink idempotent on these columns, which must be added with {@link #column} and be the columns of a
+     * primary key or unique constraint of the table (see the class comment).
+     *
+     * @throws IllegalArgumentException if no key is given, or a key is not among the columns added so far
+     */
+    public Builder<T> idempotentOn(String... keyColumns) {
+      requireNonNull(keyColumns, "keyColumns");
+      CopyStatements.requireArgument(keyColumns.length > 0, "idempotentOn needs at least one key column but got %s", 0);
+      for (String key : keyColumns) {
+        requireNonNull(key, "keyColumns");
+        CopyStatements.requireArgument(columns.stream().anyMatch(c -> c.name().equals(key)),
+            "key column '%s' is not among the columns added so far", key);
+      }
+      this.keys = List.of(keyColumns);
+      return this;
+    }
+
+    /**
+     * Returns the sink.
+     *
+     * @throws IllegalStateException if no column was added
+     */
+    public PgCopySink<T> build() {
+      if (columns.isEmpty()) {
+        throw new IllegalStateException("a COPY sink needs at least one column");
+      }
+      return new PgCopySink<>(dataSource, new CopyStatements<>(table, List.copyOf(columns), keys));
+    }
+
+    /**
+     * Returns a sink for {@link dev.ringbatch.Batcher#ofAsync} that copies up to {@code connections} batches at
+     * once, each on its own connection with its own {@link PgCopySink}: one batch is copied while another
+     * commits. Set the batcher's {@code maxInFlightBatches} to {@code connections}.
+     *
+     * @throws IllegalArgumentException if {@code connections} is not positive
+     * @throws IllegalStateException if no column was added
+     */
+    public OverlappingCopySink<T> buildOverlapping(int connections) {
+      build(); // the same checks, now rather than on the first batch
+      return new OverlappingCopySink<>(this::build, connections, table);
+    }
+  }
+
+  /**
+   * Writes the batch; throws only when nothing of it was committed (the connection was lost or could not be
+   * had, or the server refused the statement itself), so that a {@link dev.ringbatch.RetryPolicy} can write it
+   * again, or, in idempotent mode, when the reply to the {@code COMMIT} was lost.
+   */
+  @Override
+  public void write(Batch<T, Integer> batch) throws SQLException {
+    mayHaveWritten = false;
+    deadOnBorrow = 0;
+    try {
+      int[] encoded = rows.begin(batch);
+      if (encoded.length > 0) {
+        writeRows(encoded);
+      }
+    } finally {
+      connection.release();
+      rows.end();
+    }
+  }
+
+  /** Copies {@code rows} (ascending indices into the batch), isolating the rows the server refuses. */
+  private void writeRows(int[] rowsToWrite) throws SQLException {
+    // A loop over what is left after each refused line, not a recursion: a batch with many bad rows would
+    // otherwise nest one call per bad row.
+    for (int[] rest = rowsToWrite; rest != null; ) {
+      rest = copyOnce(rest);
+    }
+  }
+
+  /** One transaction of {@code attempt}; returns the rows still to copy (after a refused line or a dead connection). */
+  private int @Nullable [] copyOnce(int[] attempt) throws SQLException {
+    Connection c;
+    try {
+      c = connection.get();
+    } catch (SQLException | RuntimeException e) {
+      failOrThrow(attempt, e); // nothing was sent: certainly not written
+      return null;
+    }
+    boolean @Nullable [] inserted;
+    long count;
+    try {
+      inserted = statements.idempotent() ? new boolean[rows.size()] : null;
+      count = statements.copy(c, connection, rows, attempt, inserted);
+    } catch (Throwable e) {
+      // Not only SQLException: whatever the driver throws, a dead connection must be discarded.
+      boolean rolledBack = BatchConnection.rollback(c, e);
+      if (JdbcFailures.connectionLost(c, e)) {
+        return lostBeforeCommit(attempt, e);
+      }
+      connection.answered();
+      if (!rolledBack) {
+        connection.discard(); // its transaction may still hold these rows: never copy them there again
+      }
+      return refused(attempt, e);
+    }
+    try {
+      c.commit();
+    } catch (Throwable e) {
+      if (JdbcFailures.connectionLost(c, e)) {
+        return unknown(attempt, e);
+      }
+      // The server answered: a known rollback (a deferred constraint, say).
+      if (!BatchConnection.rollback(c, e)) {
+        connection.discard();
+      }
+      return refused(attempt, e);
+    }
+    mayHaveWritten = true;
+    if (inserted != null) {
+      rows.completeInserted(attempt, inserted);
+    } else {
+      rows.complete(attempt, count == attempt.length ? 1 : Statement.SUCCESS_NO_INFO);
+    }
+    return null;
+  }
+
+  /**
+   * The connection was lost before the {@code COMMIT}: nothing of {@code attempt} was written. A connection the
+   * server never answered in this batch was dead before it began: another is borrowed, up to three times.
+   */
+  private int @Nullable [] lostBeforeCommit(int[] attempt, Throwable e) throws SQLException {
+    boolean deadOnArrival = connection.unanswered();
+    connection.discard();
+    if (deadOnArrival && ++deadOnBorrow <= MAX_DEAD_ON_BORROW) {
+      return attempt;
+    }
+    failOrThrow(attempt, e);
+    return null;
+  }
+
+  /** The server refused the statement or a row: fails the whole batch at once, or isolates the row. */
+  private int @Nullable [] refused(int[] attempt, Throwable e) throws SQLException {
+    if (JdbcFailures.statementLevel(e) && (!JdbcFailures.mayBeOneRows(e) || statementRefused())) {
+      failOrThrow(attempt, JdbcFailures.rowCause(e));
+      return null;
+    }
+    return isolate(attempt, e);
+  }
+
+  /**
+   * Whether the statement itself is refused rather than one row (a class 42 or 55 error can come from a
+   * trigger on one row, or a lock on one row's parent): a {@code COPY} of no rows, rolled back, tells them apart.
+   */
+  private boolean statementRefused() {
+    Connection c = null;
+    try {
+      c = connection.get();
+      statements.copy(c, connection, rows, new int[0], statements.idempotent() ? new boolean[rows.size()] : null);
+      c.rollback();
+      return false;
+    } catch (Throwable probe) {
+      if (c == null || !BatchConnection.rollback(c, probe) || JdbcFailures.connectionLost(c, probe)) {
+        connection.discard(); // the rows are isolated on a fresh connection
+        return false;
+      }
+      return JdbcFailures.statementLevel(probe);
+    }
+  }
+
+  /**
+   * The rows of {@code attempt} failed together: the line the server names fails alone and the rest are
+   * returned to copy again; without a line, each half is copied on its own (a recursion log2 of the batch deep).
+   */
+  private int @Nullable [] isolate(int[] attempt, Throwable e) throws SQLException {
+    Throwable cause = JdbcFailures.rowCause(e);
+    if (attempt.length == 1) {
+      rows.fail(attempt[0], cause);
+      return null;
+    }
+    int line = CopyStatements.refusedLine(e);
+    if (line >= 1 && line <= attempt.length) {
+      rows.fail(attempt[line - 1], cause);
+      int[] rest = new int[attempt.length - 1];
+      System.arraycopy(attempt, 0, rest, 0, line - 1);
+      System.arraycopy(attempt, line, rest, line - 1, rest.length - (line - 1));
+      return rest;
+    }
+    int half = attempt.length / 2;
+    writeRows(Arrays.copyOfRange(attempt, 0, half));
+    writeRows(Arrays.copyOfRange(attempt, half, attempt.length));
+    return null;
+  }
+
+  /** A failure that left nothing of these rows written: thrown (the whole batch) if nothing of it is, else per row. */
+  private void failOrThrow(int[] attempt, Throwable e) throws SQLException {
+    if (!mayHaveWritten) {
+      if (e instanceof SQLException sql) {
+        throw sql;
+      }
+      throw new SQLRecoverableException("the connection was lost before any row of the batch was committed", e);
+    }
+    rows.failUnsettled(attempt, e);
+  }
+
+  /** The reply to the {@code COMMIT} of these rows was lost: they may or may not be in the table. */
+  private int @Nullable [] unknown(int[] attempt, Throwable e) {
+    connection.discard();
+    boolean idempotent = statements.idempotent();
+    OutcomeUnknownException unknown = new OutcomeUnknownException("the connection was lost waiting for the reply"
+        + " to COMMIT (" + e + "): the server may or may not have written these rows", e, idempotent);
+    if (idempotent && !mayHaveWritten) {
+      throw unknown; // safe to copy again: the whole batch fails as one, and a retry policy may retry it
+    }
+    rows.failUnsettled(attempt, unknown);
+    mayHaveWritten = true;
+    return null;
+  }
+
+  /**
+   * Holds nothing between batches (each borrows its connection), so this only gives back a connection a batch
+   * left behind if its thread died mid-write. Kept so that a sink can be closed with its batcher.
+   */
+  @Override
+  public void close() {
+    connection.release();
+  }
+
+  @Override
+  public String toString() {
+    return "PgCopySink{" + statements + "}";
+  }
+}

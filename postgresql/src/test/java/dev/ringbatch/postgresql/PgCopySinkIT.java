@@ -1,0 +1,254 @@
+package dev.ringbatch.postgresql;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.ringbatch.Batcher;
+import dev.ringbatch.BatcherConfig;
+import dev.ringbatch.sink.RecordingBatch;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.postgresql.util.PSQLException;
+
+/**
+ * PgCopySink on PostgreSQL 18: every row gets its own outcome, a refused row fails alone at the cost of one more
+ * COPY, a row without a line is found by halving, an error no row causes fails the whole batch at once.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PgCopySinkIT {
+  private static EmbeddedPostgres postgres;
+  private static HikariDataSource pool;
+
+  record Event(long id, String payload) {}
+
+  @BeforeAll
+  static void start() throws Exception {
+    postgres = EmbeddedPostgres.builder().start();
+    pool = CopyDatabase.pool(postgres.getPort(), "ringbatch-copy", 4);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    pool.close();
+    postgres.close();
+  }
+
+  static List<Event> events(int n, Set<Integer> bad) {
+    return IntStream.range(0, n).mapToObj(i -> new Event(i, bad.contains(i) ? "bad" : "p" + i)).toList();
+  }
+
+  static PgCopySink<Event> sink(String table) {
+    return PgCopySink.<Event>into(pool, table).column("id", Event::id).column("payload", Event::payload).build();
+  }
+
+  @Test
+  void cleanBatch_everyRowWrittenOnce_eachToldOne_inOneCopy() throws Exception {
+    CopyDatabase.table(postgres, "copy_clean", "");
+    long before = CopyDatabase.copies(postgres);
+    RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(1_000, Set.of()));
+    sink("copy_clean").write(batch);
+
+    assertThat(batch.failed()).isEmpty();
+    assertThat(batch.completed()).hasSize(1_000).allSatisfy((i, result) -> assertThat(result).isEqualTo(1));
+    assertThat(CopyDatabase.counts(postgres, "copy_clean")).hasSize(1_000).allSatisfy((id, n) -> assertThat(n).isOne());
+    assertThat(CopyDatabase.copies(postgres) - before).isOne();
+  }
+
+  @ParameterizedTest(name = "bad rows at {0}")
+  @ValueSource(strings = {"0", "500", "999", "0 500 999", "3 4 5 6"})
+  void refusedRows_failAlone_withTheServersError_inKPlusOneCopies(String positions) throws Exception {
+    Set<Integer> bad = Arrays.stream(positions.split(" ")).map(Integer::valueOf).collect(Collectors.toSet());
+    CopyDatabase.table(postgres, "copy_bad", ", CHECK (payload <> 'bad')");
+    long before = CopyDatabase.copies(postgres);
+    RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(1_000, bad));
+    sink("copy_bad").write(batch);
+
+    assertThat(batch.failed().keySet()).isEqualTo(bad);
+    assertThat(batch.failed().values()).allSatisfy(e ->
+        assertThat(e).isInstanceOf(PSQLException.class).hasMessageContaining("copy_bad_payload_check"));
+    assertThat(batch.completed()).hasSize(1_000 - bad.size()).allSatisfy((i, result) -> assertThat(result).isEqualTo(1));
+    Map<Long, Integer> present = CopyDatabase.counts(postgres, "copy_bad");
+    assertThat(present).hasSize(1_000 - bad.size()).allSatisfy((id, n) -> assertThat(n).isOne());
+    assertThat(present.keySet()).noneMatch(id -> bad.contains(id.intValue()));
+    assertThat(CopyDatabase.copies(postgres) - before).isEqualTo(bad.size() + 1);
+  }
+
+  @Test
+  void everyRowBad_everyRowFailsWithItsError_nothingWritten() throws Exception {
+    CopyDatabase.table(postgres, "copy_all_bad", ", CHECK (payload <> 'bad')");
+    Set<Integer> all = IntStream.range(0, 40).boxed().collect(Collectors.toSet());
+    RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(40, all));
+    sink("copy_all_bad").write(batch);
+
+    assertThat(batch.completed()).isEmpty();
+    assertThat(batch.failed()).hasSize(40).allSatisfy((i, e) -> assertThat(e).hasMessageContaining("check"));
+    assertThat(CopyDatabase.counts(postgres, "copy_all_bad")).isEmpty();
+  }
+
+  @Test
+  void refusedRowsWithoutALine_aForeignKey_areFoundByHalving() throws Exception {
+    CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS copy_fk", "DROP TABLE IF EXISTS copy_parent",
+        "CREATE TABLE copy_parent (name TEXT PRIMARY KEY)",
+        "INSERT INTO copy_parent SELECT 'p' || i FROM generate_series(0, 255) i");
+    CopyDatabase.table(postgres, "copy_fk", ", FOREIGN KEY (payload) REFERENCES copy_parent (name)");
+    long before = CopyDatabase.copies(postgres);
+    RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(256, Set.of(17, 200)));
+    sink("copy_fk").write(batch);
+
+    assertThat(batch.failed().keySet()).containsExactlyInAnyOrder(17, 200);
+    assertThat(batch.failed().values()).allSatisfy(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("23503"));
+    assertThat(CopyDatabase.counts(postgres, "copy_fk")).hasSize(254);
+    assertThat(CopyDatabase.copies(postgres) - before).as("about 2·k·log2(n) copies").isLessThanOrEqualTo(33);
+  }
+
+  @Test
+  void deferredConstraintRefusedAtCommit_onlyTheDuplicatesFail() throws Exception {
+    CopyDatabase.table(postgres, "copy_deferred", ", UNIQUE (id) DEFERRABLE INITIALLY DEFERRED");
+    CopyDatabase.exec(postgres, "INSERT INTO copy_deferred VALUES (7, 'already')");
+    RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(100, Set.of()));
+    sink("copy_deferred").write(batch);
+
+    assertThat(batch.failed().keySet()).containsExactly(7);
+    assertThat(((SQLException) batch.failed().get(7)).getSQLState()).isEqualTo("23505");
+    assertThat(batch.completed()).hasSize(99);
+    assertThat(CopyDatabase.counts(postgres, "copy_deferred")).hasSize(100).allSatisfy((id, n) -> assertThat(n).isOne());
+  }
+
+  @Test
+  void columnFunctionThrows_orTextHoldsANul_thatItemFailsAlone_beforeAnythingIsSent() throws Exception {
+    CopyDatabase.table(postgres, "copy_encode", "");
+    long before = CopyDatabase.copies(postgres);
+    List<Event> items = new ArrayList<>(events(10, Set.of()));
+    items.set(3, new Event(3, "nul\u0000inside"));
+    items.set(6, new Event(6, "boom"));
+    RuntimeException boom = new IllegalStateException("boom");
+    PgCopySink<Event> sink = PgCopySink.<Event>into(pool, "copy_encode").column("id", Event::id)
+        .column("payload", e -> {
+          if (e.payload().equals("boom")) {
+            throw boom;
+          }
+          return e.payload();
+        }).build();
+    RecordingBatch<Event, Integer> batch = RecordingBatch.of(items);
+    sink.write(batch);
+
+    assertThat(batch.failed().get(6)).isSameAs(boom);
+    assertThat(batch.failed().get(3)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("column 'payload'").hasMessageContaining("NUL");
+    assertThat(batch.completed()).hasSize(8);
+    assertThat(CopyDatabase.counts(postgres, "copy_encode")).hasSize(8);
+    assertThat(CopyDatabase.copies(postgres) - before).isOne();
+  }
+
+  @Test
+  void missingTable_theWholeBatchFailsAtOnce_writeThrowsTheServersError() {
+    RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(100, Set.of()));
+    assertThatThrownBy(() -> sink("copy_no_such_table").write(batch)).isInstanceOf(SQLException.class)
+        .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("42P01"));
+    assertThat(batch.completed()).isEmpty();
+    assertThat(batch.failed()).isEmpty();
+  }
+
+  @Test
+  void aTriggerRefusingOneRowWithAStatementLevelState_failsOnlyThatRow() throws Exception {
+    CopyDatabase.table(postgres, "copy_routed", "");
+    CopyDatabase.exec(postgres, "CREATE OR REPLACE FUNCTION route_one() RETURNS trigger LANGUAGE plpgsql AS $$"
+            + " BEGIN IF NEW.payload = 'bad' THEN RAISE EXCEPTION 'no partition for %', NEW.id"
+            + " USING ERRCODE = '42P01'; END IF; RETURN NEW; END $$",
+        "CREATE TRIGGER route_one BEFORE INSERT ON copy_routed FOR EACH ROW EXECUTE FUNCTION route_one()");
+    RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(50, Set.of(20)));
+    sink("copy_routed").write(batch);
+
+    assertThat(batch.failed().keySet()).containsExactly(20);
+    assertThat(batch.completed()).hasSize(49);
+    assertThat(CopyDatabase.counts(postgres, "copy_routed")).hasSize(49);
+  }
+
+  @Test
+  void idempotent_newRowsToldOne_rowsAlreadyThereToldZero_aKeyTwiceInOneBatchWrittenOnce() throws Exception {
+    CopyDatabase.table(postgres, "copy_idem", ", PRIMARY KEY (id)");
+    CopyDatabase.exec(postgres, "INSERT INTO copy_idem VALUES (2, 'old'), (5, 'old')");
+    PgCopySink<Event> sink = PgCopySink.<Event>into(pool, "copy_idem").column("id", Event::id)
+        .column("payload", Event::payload).idempotentOn("id").build();
+    List<Event> items = new ArrayList<>(events(8, Set.of()));
+    items.add(new Event(6, "second 6")); // index 8: the same key as index 6
+    RecordingBatch<Event, Integer> batch = RecordingBatch.of(items);
+    sink.write(batch);
+
+    assertThat(batch.failed()).isEmpty();
+    assertThat(batch.completed()).containsEntry(0, 1).containsEntry(2, 0).containsEntry(5, 0)
+        .containsEntry(6, 1).containsEntry(8, 0).hasSize(9);
+    assertThat(CopyDatabase.counts(postgres, "copy_idem")).hasSize(8).allSatisfy((id, n) -> assertThat(n).isOne());
+    assertThat(CopyDatabase.queryLong(postgres, "SELECT count(*) FROM copy_idem WHERE payload = 'p6'")).isEqualTo(1L);
+
+    RecordingBatch<Event, Integer> again = RecordingBatch.of(events(8, Set.of())); // a retry of a written batch
+    sink.write(again);
+    assertThat(again.completed()).hasSize(8).allSatisfy((i, result) -> assertThat(result).isZero());
+  }
+
+  @Test
+  void idempotent_refusedRowAndNullKey_failAlone() throws Exception {
+    CopyDatabase.table(postgres, "copy_idem_bad", ", PRIMARY KEY (id), CHECK (payload <> 'bad')");
+    record Keyed(Long id, String payload) {}
+    PgCopySink<Keyed> sink = PgCopySink.<Keyed>into(pool, "copy_idem_bad").column("id", Keyed::id)
+        .column("payload", Keyed::payload).idempotentOn("id").build();
+    RecordingBatch<Keyed, Integer> batch = RecordingBatch.of(new Keyed(1L, "a"), new Keyed(null, "b"),
+        new Keyed(3L, "bad"), new Keyed(4L, "d"));
+    sink.write(batch);
+
+    assertThat(batch.failed().get(1)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'id'");
+    assertThat(((SQLException) batch.failed().get(2)).getSQLState()).isEqualTo("23514");
+    assertThat(batch.completed()).containsOnly(Map.entry(0, 1), Map.entry(3, 1));
+    assertThat(CopyDatabase.counts(postgres, "copy_idem_bad")).containsOnlyKeys(1L, 4L);
+  }
+
+  @Test
+  void overlappingSink_twoConnections_manyCallers_everyRowWrittenOnce() throws Exception {
+    CopyDatabase.table(postgres, "copy_overlap", ", PRIMARY KEY (id)");
+    int rows = 20_000;
+    int callers = 16;
+    List<CompletableFuture<Integer>> futures = java.util.Collections.synchronizedList(new ArrayList<>());
+    try (OverlappingCopySink<Event> sink = PgCopySink.<Event>into(pool, "copy_overlap").column("id", Event::id)
+            .column("payload", Event::payload).buildOverlapping(2);
+         Batcher<Event, Integer> batcher = Batcher.ofAsync("overlap",
+             BatcherConfig.builder().maxInFlightBatches(2).build(), sink)) {
+      ExecutorService threads = Executors.newFixedThreadPool(callers);
+      List<Future<?>> done = new ArrayList<>();
+      for (int c = 0; c < callers; c++) {
+        int caller = c;
+        done.add(threads.submit(() -> {
+          for (long id = caller; id < rows; id += callers) {
+            CompletableFuture<Integer> f = batcher.submit(new Event(id, "p" + id));
+            futures.add(f);
+            f.join();
+          }
+        }));
+      }
+      for (Future<?> f : done) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+      threads.shutdown();
+    }
+    assertThat(futures).hasSize(rows).allSatisfy(f -> assertThat(f).isCompletedWithValue(1));
+    assertThat(CopyDatabase.counts(postgres, "copy_overlap")).hasSize(rows).allSatisfy((id, n) -> assertThat(n).isOne());
+  }
+}
