@@ -1,0 +1,181 @@
+package dev.ringbatch.postgresql;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.ringbatch.Batcher;
+import dev.ringbatch.BatcherConfig;
+import dev.ringbatch.OutcomeUnknownException;
+import dev.ringbatch.RetryPolicy;
+import dev.ringbatch.sink.RecordingBatch;
+import dev.ringbatch.sink.ReplyDroppingProxy;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * PgCopySink when the connection goes: a reply lost before the copy was finished (nothing written: the batch
+ * fails whole, a retry writes it once), the COMMIT's reply lost (outcome unknown; safe to retry in idempotent
+ * mode), a backend killed mid-COPY, a pooled connection ended while idle.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PgCopyLostReplyIT {
+  /** The COMMIT message itself (its text ends with NUL), not the staging table's "ON COMMIT DELETE ROWS". */
+  static final String COMMIT = "COMMIT\u0000";
+
+  private static EmbeddedPostgres postgres;
+
+  record Event(long id, String payload) {}
+
+  @BeforeAll
+  static void start() throws Exception {
+    postgres = EmbeddedPostgres.builder().start();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    postgres.close();
+  }
+
+  private static List<Event> events(int n, String marker) {
+    return IntStream.range(0, n).mapToObj(i -> new Event(i, i == n / 2 ? marker : "p" + i)).toList();
+  }
+
+  private static PgCopySink<Event> sink(HikariDataSource pool, String table, boolean idempotent) {
+    PgCopySink.Builder<Event> b = PgCopySink.<Event>into(pool, table).column("id", Event::id)
+        .column("payload", Event::payload);
+    return (idempotent ? b.idempotentOn("id") : b).build();
+  }
+
+  @Test
+  void replyLostBeforeTheCopyWasFinished_nothingWritten_batchFailsWhole_aRetryWritesItOnce() throws Exception {
+    CopyDatabase.table(postgres, "lost_mid_copy", ", PRIMARY KEY (id)");
+    try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), "LOSE-HERE", () -> false);
+         HikariDataSource pool = CopyDatabase.pool(proxy.port(), "lost-mid-copy", 2)) {
+      proxy.dropNext(1); // the server's answer to the copy holding this line never arrives
+      RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(500, "LOSE-HERE"));
+      assertThatThrownBy(() -> sink(pool, "lost_mid_copy", false).write(batch)).isInstanceOf(SQLException.class);
+      assertThat(proxy.dropped()).isOne();
+      assertThat(batch.completed()).isEmpty();
+      assertThat(batch.failed()).isEmpty();
+      assertThat(CopyDatabase.counts(postgres, "lost_mid_copy")).isEmpty();
+
+      proxy.dropNext(1);
+      RetryPolicy retry = RetryPolicy.builder().maxAttempts(3).initialBackoff(Duration.ofMillis(1)).build();
+      try (Batcher<Event, Integer> batcher = Batcher.of("lost-mid-copy",
+          BatcherConfig.builder().retryPolicy(retry).build(), sink(pool, "lost_mid_copy", false))) {
+        List<CompletableFuture<Integer>> futures = events(500, "LOSE-HERE").stream().map(batcher::submit).toList();
+        assertThat(futures).allSatisfy(f -> assertThat(f).succeedsWithin(Duration.ofSeconds(30)).isEqualTo(1));
+      }
+      assertThat(CopyDatabase.counts(postgres, "lost_mid_copy")).hasSize(500).allSatisfy((id, n) -> assertThat(n).isOne());
+    }
+  }
+
+  @Test
+  void commitReplyLost_everyRowToldOutcomeUnknown_notSafeToRetry_rowsThereOnce() throws Exception {
+    CopyDatabase.table(postgres, "lost_commit", "");
+    try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), COMMIT, () -> false);
+         HikariDataSource pool = CopyDatabase.pool(proxy.port(), "lost-commit", 2)) {
+      proxy.dropNext(1);
+      RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(300, "x"));
+      sink(pool, "lost_commit", false).write(batch);
+
+      assertThat(proxy.dropped()).isOne();
+      assertThat(batch.completed()).isEmpty();
+      assertThat(batch.failed()).hasSize(300).allSatisfy((i, e) -> {
+        assertThat(e).isInstanceOf(OutcomeUnknownException.class);
+        assertThat(((OutcomeUnknownException) e).isSafeToRetry()).isFalse();
+      });
+      // The proxy let the COMMIT through: the rows are there, once each, whatever the callers heard.
+      assertThat(CopyDatabase.counts(postgres, "lost_commit")).hasSize(300).allSatisfy((id, n) -> assertThat(n).isOne());
+    }
+  }
+
+  @Test
+  void idempotent_commitReplyLost_thrownSafeToRetry_theRetryTellsEveryRowAlreadyThere() throws Exception {
+    CopyDatabase.table(postgres, "lost_commit_idem", ", PRIMARY KEY (id)");
+    try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), COMMIT, () -> false);
+         HikariDataSource pool = CopyDatabase.pool(proxy.port(), "lost-commit-idem", 2)) {
+      PgCopySink<Event> sink = sink(pool, "lost_commit_idem", true);
+      proxy.dropNext(1);
+      RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(300, "x"));
+      assertThatThrownBy(() -> sink.write(batch)).isInstanceOf(OutcomeUnknownException.class)
+          .satisfies(e -> assertThat(((OutcomeUnknownException) e).isSafeToRetry()).isTrue());
+      assertThat(batch.completed()).isEmpty();
+
+      proxy.dropNext(1); // through a batcher with a retry policy: the second attempt hears the answer
+      RetryPolicy retry = RetryPolicy.builder().maxAttempts(3).initialBackoff(Duration.ofMillis(1)).build();
+      try (Batcher<Event, Integer> batcher = Batcher.of("lost-commit-idem",
+          BatcherConfig.builder().retryPolicy(retry).build(), sink)) {
+        List<CompletableFuture<Integer>> futures = IntStream.range(0, 600)
+            .mapToObj(i -> batcher.submit(new Event(i, "p" + i))).toList();
+        assertThat(futures).allSatisfy(f -> assertThat(f).succeedsWithin(Duration.ofSeconds(30)).isIn(0, 1));
+        assertThat(futures.subList(0, 300)).allSatisfy(f -> assertThat(f.join()).isZero()); // the first batch's
+      }
+      assertThat(CopyDatabase.counts(postgres, "lost_commit_idem")).hasSize(600)
+          .allSatisfy((id, n) -> assertThat(n).isOne());
+    }
+  }
+
+  @Test
+  void backendKilledMidCopy_nothingWritten_writeThrows() throws Exception {
+    CopyDatabase.table(postgres, "killed_mid_copy", "");
+    CopyDatabase.exec(postgres, "CREATE OR REPLACE FUNCTION slow_row() RETURNS trigger LANGUAGE plpgsql AS $$"
+            + " BEGIN IF NEW.payload = 'slow' THEN PERFORM pg_sleep(60); END IF; RETURN NEW; END $$",
+        "CREATE TRIGGER slow_row BEFORE INSERT ON killed_mid_copy FOR EACH ROW EXECUTE FUNCTION slow_row()");
+    try (HikariDataSource pool = CopyDatabase.pool(postgres.getPort(), "killed-mid-copy", 2)) {
+      PgCopySink<Event> sink = sink(pool, "killed_mid_copy", false);
+      RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(400, "slow"));
+      CompletableFuture<Throwable> written = CompletableFuture.supplyAsync(() -> {
+        try {
+          sink.write(batch);
+          return null;
+        } catch (Throwable e) {
+          return e;
+        }
+      });
+      // Waits (polling the server, not sleeping) until the COPY sits in the slow row, then kills it there.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (CopyDatabase.queryLong(postgres, "SELECT count(*) FROM pg_stat_activity WHERE application_name ="
+          + " 'killed-mid-copy' AND wait_event = 'PgSleep'") == 0) {
+        assertThat(System.nanoTime()).as("the COPY reached the slow row").isLessThan(deadline);
+        Thread.onSpinWait();
+      }
+      assertThat(CopyDatabase.queryLong(postgres, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+          + " WHERE application_name = 'killed-mid-copy' AND wait_event = 'PgSleep'")).isOne();
+
+      assertThat(written).succeedsWithin(Duration.ofSeconds(30)).isInstanceOf(SQLException.class);
+      assertThat(batch.completed()).isEmpty();
+      assertThat(batch.failed()).isEmpty();
+      assertThat(CopyDatabase.counts(postgres, "killed_mid_copy")).isEmpty();
+    }
+  }
+
+  @Test
+  void pooledConnectionEndedWhileIdle_theNextBatchIsWrittenOnAFreshOne() throws Exception {
+    CopyDatabase.table(postgres, "ended_idle", "");
+    try (HikariDataSource pool = CopyDatabase.pool(postgres.getPort(), "ended-idle", 1)) {
+      PgCopySink<Event> sink = sink(pool, "ended_idle", false);
+      RecordingBatch<Event, Integer> first = RecordingBatch.of(new Event(1, "a"));
+      sink.write(first);
+      assertThat(first.completed()).containsEntry(0, 1);
+      assertThat(CopyDatabase.queryLong(postgres, "SELECT count(pg_terminate_backend(pid, 10000)) FROM"
+          + " pg_stat_activity WHERE application_name = 'ended-idle'")).isOne();
+
+      RecordingBatch<Event, Integer> second = RecordingBatch.of(new Event(2, "b"), new Event(3, "c"));
+      sink.write(second); // within HikariCP's 500 ms validation bypass: the pool hands out the dead connection
+      assertThat(second.failed()).isEmpty();
+      assertThat(second.completed()).containsEntry(0, 1).containsEntry(1, 1);
+      assertThat(CopyDatabase.counts(postgres, "ended_idle")).containsOnlyKeys(1L, 2L, 3L);
+    }
+  }
+}
