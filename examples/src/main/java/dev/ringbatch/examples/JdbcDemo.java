@@ -4,6 +4,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
 import dev.ringbatch.BatcherStats;
+import dev.ringbatch.BatchSink;
+import dev.ringbatch.postgresql.OverlappingCopySink;
+import dev.ringbatch.postgresql.PgCopySink;
 import dev.ringbatch.sink.JdbcBatchSink;
 import dev.ringbatch.stats.StatsRecorder;
 import java.io.PrintStream;
@@ -24,12 +27,14 @@ import org.postgresql.PGConnection;
  * connection. Checks that the table holds exactly the rows acknowledged and ends with one {@code RESULT}
  * line.
  *
- * <p>Options: {@code --callers 64 --rows 100000 --pool 16 --sink unnest|rows --shards 1 --jdbc-url URL
- * --durability on|off}. With {@code --shards N}, N batchers keyed by row id write in parallel, one connection
- * each.
+ * <p>Options: {@code --callers 64 --rows 100000 --pool 16 --sink copy|unnest|rows --shards 1 --connections 1
+ * --jdbc-url URL --durability on|off}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
+ * connection each. With {@code --sink copy --connections N}, one batcher copies up to N batches at once (one is
+ * copied while another commits).
  */
 final class JdbcDemo {
-  static final String OPTIONS = "--callers --rows --pool --sink --shards --jdbc-url --durability --threads";
+  static final String OPTIONS = "--callers --rows --pool --sink --shards --connections --jdbc-url --durability"
+      + " --threads";
 
   private JdbcDemo() {}
 
@@ -40,18 +45,23 @@ final class JdbcDemo {
     int callers = options.intValue("callers", 64);
     int rows = options.intValue("rows", 100_000);
     int poolSize = options.intValue("pool", Math.min(callers, 16));
-    String sinkMode = options.stringValue("sink", "unnest");
+    String sinkMode = options.stringValue("sink", "copy");
     int shards = options.intValue("shards", 1);
+    int connections = options.intValue("connections", 1);
     String jdbcUrl = options.stringValue("jdbc-url", "");
     String durability = options.stringValue("durability", "on");
     String threads = options.stringValue("threads", "platform"); // platform, or virtual on JDK 21+
     CallerHarness.threads(threads); // a bad value or an old JDK fails here, before the database starts
     options.requireAllUsed(OPTIONS);
-    if (!sinkMode.equals("unnest") && !sinkMode.equals("rows")) {
-      throw new IllegalArgumentException("--sink must be 'unnest' or 'rows' but was '" + sinkMode + "'");
+    if (!List.of("copy", "unnest", "rows").contains(sinkMode)) {
+      throw new IllegalArgumentException("--sink must be 'copy', 'unnest' or 'rows' but was '" + sinkMode + "'");
+    }
+    if (connections > 1 && (!sinkMode.equals("copy") || shards > 1)) {
+      throw new IllegalArgumentException("--connections " + connections + " needs --sink copy and --shards 1");
     }
     out.printf("jdbc demo: %d callers on %s threads insert %,d rows one per call; unbatched pool of %d"
-        + " connections, ringbatch %s sink, %d shard(s)%n", callers, threads, rows, poolSize, sinkMode, shards);
+        + " connections, ringbatch %s sink, %d shard(s), %d connection(s) each%n", callers, threads, rows, poolSize,
+        sinkMode, shards, connections);
 
     try (DemoDatabase database = DemoDatabase.start(jdbcUrl, durability, out);
          HikariDataSource pool = database.pool("ringbatch-demo", poolSize)) {
@@ -76,9 +86,12 @@ final class JdbcDemo {
       CallerHarness.Outcome batched;
       BatcherStats stats;
       LongAdder sinkNanos = new LongAdder();
-      List<JdbcBatchSink<Event>> sinks = new ArrayList<>();
-      BatcherConfig config = BatcherConfig.builder().ringSize(4096).maxBatchSize(4096).build();
-      try (Batcher<Event, Integer> batcher = shards == 1
+      List<AutoCloseable> sinks = new ArrayList<>();
+      BatcherConfig config = BatcherConfig.builder().ringSize(4096).maxBatchSize(4096)
+          .maxInFlightBatches(connections).build();
+      try (Batcher<Event, Integer> batcher = connections > 1
+          ? Batcher.ofAsync("demo-events", config, opened(sinks, overlappingCopySink(pool, connections)))
+          : shards == 1
           ? Batcher.of("demo-events", config, opened(sinks, sink(pool, sinkMode)))
           : Batcher.sharded("demo-events", config, shards, Event::id, shard -> opened(sinks, sink(pool, sinkMode)))) {
         batcher.addStatsRecorder(new StatsRecorder() {
@@ -91,11 +104,11 @@ final class JdbcDemo {
             (caller, i) -> batcher.submitAndWait(event(caller, i)), out, threads);
         stats = batcher.close(Duration.ofSeconds(30)).stats();
       } finally {
-        for (JdbcBatchSink<Event> sink : sinks) {
+        for (AutoCloseable sink : sinks) {
           sink.close();
         }
       }
-      double sinkBusy = sinkNanos.sum() / 1e9 / batched.seconds() / shards; // per shard
+      double sinkBusy = sinkNanos.sum() / 1e9 / batched.seconds() / shards / connections; // per connection
       long batchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
       DemoDatabase.execute(pool, "TRUNCATE demo_events");
 
@@ -116,18 +129,21 @@ final class JdbcDemo {
           + " %d%n", unbatchedRows, batchedRows, copiedRows, rows, acknowledged);
       out.printf(Locale.ROOT, "ringbatch sink: %d batches, %.0f µs per batch, busy %.0f%% of the run%n",
           stats.batches(), sinkNanos.sum() / 1e3 / Math.max(1, stats.batches()), 100 * sinkBusy);
-      String result = String.format(Locale.ROOT, "RESULT jdbc callers=%d threads=%s rows=%d shards=%d"
+      String result = String.format(Locale.ROOT, "RESULT jdbc sink=%s callers=%d threads=%s rows=%d shards=%d"
+              + " connections=%d"
               + " unbatched_rows_per_s=%.0f batched_rows_per_s=%.0f speedup=%.2f copy_rows_per_s=%.0f copy_ratio=%.2f mean_batch=%.1f"
               + " sink_busy=%.2f lost=%d",
-          callers, threads, rows, shards, unbatched.perSecond(), batched.perSecond(),
+          sinkMode, callers, threads, rows, shards, connections, unbatched.perSecond(), batched.perSecond(),
           batched.perSecond() / unbatched.perSecond(), copyPerSecond, batched.perSecond() / copyPerSecond, stats.meanBatchSize(), sinkBusy, lost);
       out.println(result);
       return result;
     }
   }
 
-  private static JdbcBatchSink<Event> opened(List<JdbcBatchSink<Event>> sinks, JdbcBatchSink<Event> sink) {
-    sinks.add(sink);
+  private static <S> S opened(List<AutoCloseable> sinks, S sink) {
+    if (sink instanceof AutoCloseable closeable) {
+      sinks.add(closeable);
+    }
     return sink;
   }
 
@@ -135,7 +151,16 @@ final class JdbcDemo {
     return new Event(index, caller, "event " + index + " from caller " + caller);
   }
 
-  private static JdbcBatchSink<Event> sink(HikariDataSource pool, String mode) {
+  private static BatchSink<Event, Integer> sink(HikariDataSource pool, String mode) {
+    if (mode.equals("copy")) {
+      // tag::copy[]
+      return PgCopySink.<Event>into(pool, "demo_events")
+          .column("id", Event::id)
+          .column("caller", Event::caller)
+          .column("payload", Event::payload)
+          .build();
+      // end::copy[]
+    }
     if (mode.equals("rows")) {
       // tag::jdbc-rows[]
       return JdbcBatchSink.of(pool, "INSERT INTO demo_events (id, caller, payload) VALUES (?, ?, ?)", (ps, e) -> {
@@ -153,6 +178,14 @@ final class JdbcDemo {
         .column("text", Event::payload)
         .build();
     // end::jdbc-unnest[]
+  }
+
+  private static OverlappingCopySink<Event> overlappingCopySink(HikariDataSource pool, int connections) {
+    return PgCopySink.<Event>into(pool, "demo_events")
+        .column("id", Event::id)
+        .column("caller", Event::caller)
+        .column("payload", Event::payload)
+        .buildOverlapping(connections);
   }
 
   /** The ceiling: all rows in one COPY on one connection, the data prepared beforehand. */

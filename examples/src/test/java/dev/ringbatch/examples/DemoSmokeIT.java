@@ -26,7 +26,7 @@ class DemoSmokeIT {
     Map<String, String> result = run("jdbc", "--callers", "8", "--rows", "2000");
 
     assertThat(result).containsEntry("demo", "jdbc").containsEntry("callers", "8").containsEntry("rows", "2000")
-        .containsEntry("threads", "platform")
+        .containsEntry("threads", "platform").containsEntry("sink", "copy")
         .containsEntry("lost", "0").containsKeys("unbatched_rows_per_s", "batched_rows_per_s", "copy_rows_per_s");
     assertThat(Double.parseDouble(result.get("speedup"))).isPositive();
     assertThat(Double.parseDouble(result.get("mean_batch"))).isGreaterThanOrEqualTo(1.0);
@@ -55,6 +55,28 @@ class DemoSmokeIT {
         "--durability", "off");
 
     assertThat(result).containsEntry("lost", "0");
+  }
+
+  @Test
+  void jdbc_unnestSink() throws Exception {
+    Map<String, String> result = run("jdbc", "--callers", "4", "--rows", "500", "--sink", "unnest",
+        "--durability", "off");
+
+    assertThat(result).containsEntry("sink", "unnest").containsEntry("lost", "0");
+  }
+
+  @Test
+  void jdbc_copySinkOnTwoConnections() throws Exception {
+    Map<String, String> result = run("jdbc", "--callers", "16", "--rows", "3000", "--sink", "copy",
+        "--connections", "2", "--durability", "off");
+
+    assertThat(result).containsEntry("sink", "copy").containsEntry("connections", "2").containsEntry("lost", "0");
+  }
+
+  @Test
+  void jdbc_connectionsWithoutTheCopySink_refusedBeforeTheDatabaseStarts() {
+    assertThatThrownBy(() -> run("jdbc", "--sink", "rows", "--connections", "2"))
+        .hasMessageContaining("--connections 2 needs --sink copy");
   }
 
   @Test

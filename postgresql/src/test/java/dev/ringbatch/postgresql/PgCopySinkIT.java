@@ -251,4 +251,60 @@ class PgCopySinkIT {
     assertThat(futures).hasSize(rows).allSatisfy(f -> assertThat(f).isCompletedWithValue(1));
     assertThat(CopyDatabase.counts(postgres, "copy_overlap")).hasSize(rows).allSatisfy((id, n) -> assertThat(n).isOne());
   }
+
+  @Test
+  void everyCommonType_andNulls_roundTrip() throws Exception {
+    CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS copy_types", "CREATE TABLE copy_types (id BIGINT, u UUID,"
+        + " j JSONB, ts TIMESTAMPTZ, n NUMERIC, b BYTEA, flag BOOLEAN, t TEXT, d DATE, x DOUBLE PRECISION,"
+        + " state TEXT)");
+    record Row(long id, Object u, Object j, Object ts, Object n, Object b, Object flag, Object t, Object d, Object x,
+        Object state) {}
+    java.util.UUID uuid = java.util.UUID.fromString("0b4c9a1e-1f0a-4c55-9d6e-2f1c4c7b8a01");
+    List<Row> rows = List.of(
+        new Row(1, uuid, "{\"a\": [1, \"x\\ty\"]}", java.time.Instant.parse("2026-11-25T10:15:30.123456Z"),
+            new java.math.BigDecimal("1E+3"), new byte[] {0, 9, 10, 92, (byte) 0xff}, true,
+            "tab\tnewline\ncr\rbackslash\\ quote\" comma, é €𝄞", java.time.LocalDate.of(2026, 2, 28), Double.NaN,
+            Thread.State.RUNNABLE),
+        new Row(2, null, null, null, null, null, null, null, null, null, null),
+        new Row(3, uuid, "\"\\\\N\"", java.time.OffsetDateTime.parse("2026-11-25T10:15:30+02:00"),
+            -0.5, new byte[0], false, "\\N", java.time.LocalDate.of(1999, 12, 31), Double.NEGATIVE_INFINITY, "\\."));
+    PgCopySink.Builder<Row> b = PgCopySink.<Row>into(pool, "copy_types").column("id", Row::id).column("u", Row::u)
+        .column("j", Row::j).column("ts", Row::ts).column("n", Row::n).column("b", Row::b)
+        .column("flag", Row::flag).column("t", Row::t).column("d", Row::d).column("x", Row::x)
+        .column("state", Row::state);
+    RecordingBatch<Row, Integer> batch = RecordingBatch.of(rows);
+    b.build().write(batch);
+    assertThat(batch.failed()).isEmpty();
+
+    try (java.sql.Connection c = pool.getConnection(); java.sql.Statement st = c.createStatement();
+         java.sql.ResultSet rs = st.executeQuery("SELECT u, j::text, ts, n::text, b, flag, t, d, x, state FROM"
+             + " copy_types ORDER BY id")) {
+      assertThat(rs.next()).isTrue();
+      assertThat(rs.getObject(1)).isEqualTo(uuid);
+      assertThat(rs.getString(2)).isEqualTo("{\"a\": [1, \"x\\ty\"]}");
+      assertThat(rs.getObject(3, java.time.OffsetDateTime.class).toInstant())
+          .isEqualTo(java.time.Instant.parse("2026-11-25T10:15:30.123456Z"));
+      assertThat(rs.getString(4)).isEqualTo("1000");
+      assertThat(rs.getBytes(5)).containsExactly(0, 9, 10, 92, 0xff);
+      assertThat(rs.getBoolean(6)).isTrue();
+      assertThat(rs.getString(7)).isEqualTo("tab\tnewline\ncr\rbackslash\\ quote\" comma, é €𝄞");
+      assertThat(rs.getObject(8, java.time.LocalDate.class)).isEqualTo(java.time.LocalDate.of(2026, 2, 28));
+      assertThat(rs.getDouble(9)).isNaN();
+      assertThat(rs.getString(10)).isEqualTo("RUNNABLE");
+      assertThat(rs.next()).isTrue();
+      for (int col = 1; col <= 10; col++) {
+        assertThat(rs.getObject(col)).as("column %s of the row of nulls", col).isNull();
+      }
+      assertThat(rs.next()).isTrue();
+      assertThat(rs.getString(2)).isEqualTo("\"\\\\N\"");
+      assertThat(rs.getObject(3, java.time.OffsetDateTime.class).toInstant())
+          .isEqualTo(java.time.Instant.parse("2026-11-25T08:15:30Z"));
+      assertThat(rs.getString(4)).isEqualTo("-0.5");
+      assertThat(rs.getBytes(5)).isEmpty();
+      assertThat(rs.getBoolean(6)).isFalse();
+      assertThat(rs.getString(7)).isEqualTo("\\N");
+      assertThat(rs.getDouble(9)).isEqualTo(Double.NEGATIVE_INFINITY);
+      assertThat(rs.getString(10)).isEqualTo("\\.");
+    }
+  }
 }
