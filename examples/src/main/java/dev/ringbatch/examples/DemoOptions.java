@@ -39,14 +39,19 @@ final class DemoOptions {
   }
 
   int intValue(String name, int defaultValue) {
+    return intValue(name, defaultValue, 1);
+  }
+
+  /** The option's whole-number value, at least {@code min}. */
+  int intValue(String name, int defaultValue, int min) {
     String value = values.remove(name);
     if (value == null) {
       return defaultValue;
     }
     try {
       int parsed = Integer.parseInt(value.replace("_", ""));
-      if (parsed <= 0) {
-        throw new IllegalArgumentException("--" + name + " must be positive but was " + value);
+      if (parsed < min) {
+        throw new IllegalArgumentException("--" + name + " must be at least " + min + " but was " + value);
       }
       return parsed;
     } catch (NumberFormatException e) {

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.LongStream;
 import org.postgresql.PGConnection;
 
 /**
@@ -30,11 +31,12 @@ import org.postgresql.PGConnection;
  * <p>Options: {@code --callers 64 --rows 100000 --pool 16 --sink copy|unnest|rows --shards 1 --connections 1
  * --jdbc-url URL --durability on|off}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
  * connection each. With {@code --sink copy --connections N}, one batcher copies up to N batches at once (one is
- * copied while another commits).
+ * copied while another commits). With {@code --bad-percent P}, P rows in every hundred break a {@code CHECK}
+ * constraint: each run must fail exactly those, and write the others.
  */
 final class JdbcDemo {
-  static final String OPTIONS = "--callers --rows --pool --sink --shards --connections --jdbc-url --durability"
-      + " --threads";
+  static final String OPTIONS = "--callers --rows --pool --sink --shards --connections --bad-percent --jdbc-url"
+      + " --durability --threads";
 
   private JdbcDemo() {}
 
@@ -48,11 +50,15 @@ final class JdbcDemo {
     String sinkMode = options.stringValue("sink", "copy");
     int shards = options.intValue("shards", 1);
     int connections = options.intValue("connections", 1);
+    int badPercent = options.intValue("bad-percent", 0, 0);
     String jdbcUrl = options.stringValue("jdbc-url", "");
     String durability = options.stringValue("durability", "on");
     String threads = options.stringValue("threads", "platform"); // platform, or virtual on JDK 21+
     CallerHarness.threads(threads); // a bad value or an old JDK fails here, before the database starts
     options.requireAllUsed(OPTIONS);
+    if (badPercent > 100) {
+      throw new IllegalArgumentException("--bad-percent must be at most 100 but was " + badPercent);
+    }
     if (!List.of("copy", "unnest", "rows").contains(sinkMode)) {
       throw new IllegalArgumentException("--sink must be 'copy', 'unnest' or 'rows' but was '" + sinkMode + "'");
     }
@@ -67,13 +73,13 @@ final class JdbcDemo {
          HikariDataSource pool = database.pool("ringbatch-demo", poolSize)) {
       DemoDatabase.execute(pool, "DROP TABLE IF EXISTS demo_events");
       DemoDatabase.execute(pool, "CREATE TABLE demo_events (id BIGINT PRIMARY KEY, caller INT NOT NULL,"
-          + " payload TEXT NOT NULL)");
+          + " payload TEXT NOT NULL CHECK (payload <> 'bad'))");
 
       CallerHarness.Outcome unbatched = CallerHarness.run("unbatched", callers, rows, (caller, i) -> {
         try (Connection c = pool.getConnection();
              PreparedStatement ps = c.prepareStatement(
                  "INSERT INTO demo_events (id, caller, payload) VALUES (?, ?, ?)")) {
-          Event e = event(caller, i);
+          Event e = event(caller, i, badPercent);
           ps.setLong(1, e.id());
           ps.setInt(2, e.caller());
           ps.setString(3, e.payload());
@@ -101,7 +107,7 @@ final class JdbcDemo {
           }
         });
         batched = CallerHarness.run("ringbatch", callers, rows,
-            (caller, i) -> batcher.submitAndWait(event(caller, i)), out, threads);
+            (caller, i) -> batcher.submitAndWait(event(caller, i, badPercent)), out, threads);
         stats = batcher.close(Duration.ofSeconds(30)).stats();
       } finally {
         for (AutoCloseable sink : sinks) {
@@ -112,13 +118,15 @@ final class JdbcDemo {
       long batchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
       DemoDatabase.execute(pool, "TRUNCATE demo_events");
 
-      double copySeconds = copy(pool, rows);
+      double copySeconds = copy(pool, rows, badPercent);
       long copiedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
 
+      long badRows = LongStream.range(0, rows).filter(i -> bad(i, badPercent)).count();
+      long goodRows = rows - badRows;
       long acknowledged = rows - batched.failed();
       long lost = Math.abs(acknowledged - batchedRows) + Math.abs((rows - unbatched.failed()) - unbatchedRows)
-          + Math.abs(rows - copiedRows);
-      double copyPerSecond = rows / copySeconds;
+          + Math.abs(goodRows - copiedRows);
+      double copyPerSecond = goodRows / copySeconds;
       out.println();
       out.println("                      rows/s    p50 µs    p99 µs   mean batch");
       row(out, "unbatched (autocommit)", unbatched.perSecond(), unbatched.p50Micros(), unbatched.p99Micros(), "1");
@@ -126,15 +134,16 @@ final class JdbcDemo {
           String.format(Locale.ROOT, "%.1f", stats.meanBatchSize()));
       row(out, "COPY, one connection", copyPerSecond, Double.NaN, Double.NaN, String.valueOf(rows));
       out.printf(Locale.ROOT, "rows in table after each run: %d, %d, %d (expected %d each); ringbatch acknowledged"
-          + " %d%n", unbatchedRows, batchedRows, copiedRows, rows, acknowledged);
+          + " %d, failed %d (%d rows are bad)%n", unbatchedRows, batchedRows, copiedRows, goodRows, acknowledged,
+          batched.failed(), badRows);
       out.printf(Locale.ROOT, "ringbatch sink: %d batches, %.0f µs per batch, busy %.0f%% of the run%n",
           stats.batches(), sinkNanos.sum() / 1e3 / Math.max(1, stats.batches()), 100 * sinkBusy);
       String result = String.format(Locale.ROOT, "RESULT jdbc sink=%s callers=%d threads=%s rows=%d shards=%d"
               + " connections=%d"
               + " unbatched_rows_per_s=%.0f batched_rows_per_s=%.0f speedup=%.2f copy_rows_per_s=%.0f copy_ratio=%.2f mean_batch=%.1f"
-              + " sink_busy=%.2f lost=%d",
+              + " sink_busy=%.2f bad_rows=%d failed=%d lost=%d",
           sinkMode, callers, threads, rows, shards, connections, unbatched.perSecond(), batched.perSecond(),
-          batched.perSecond() / unbatched.perSecond(), copyPerSecond, batched.perSecond() / copyPerSecond, stats.meanBatchSize(), sinkBusy, lost);
+          batched.perSecond() / unbatched.perSecond(), copyPerSecond, batched.perSecond() / copyPerSecond, stats.meanBatchSize(), sinkBusy, badRows, batched.failed(), lost);
       out.println(result);
       return result;
     }
@@ -147,8 +156,14 @@ final class JdbcDemo {
     return sink;
   }
 
-  static Event event(int caller, long index) {
-    return new Event(index, caller, "event " + index + " from caller " + caller);
+  static Event event(int caller, long index, int badPercent) {
+    String payload = bad(index, badPercent) ? "bad" : "event " + index + " from caller " + caller;
+    return new Event(index, caller, payload);
+  }
+
+  /** Whether row {@code index} breaks the table's CHECK constraint: the first P rows of every hundred. */
+  private static boolean bad(long index, int badPercent) {
+    return index % 100 < badPercent;
   }
 
   private static BatchSink<Event, Integer> sink(HikariDataSource pool, String mode) {
@@ -189,10 +204,13 @@ final class JdbcDemo {
   }
 
   /** The ceiling: all rows in one COPY on one connection, the data prepared beforehand. */
-  private static double copy(HikariDataSource pool, int rows) throws Exception {
+  private static double copy(HikariDataSource pool, int rows, int badPercent) throws Exception {
     StringBuilder csv = new StringBuilder(rows * 40);
     for (int i = 0; i < rows; i++) {
-      Event e = event(i % 64, i);
+      if (bad(i, badPercent)) {
+        continue; // one refused row would fail the whole COPY: the ceiling copies the good rows only
+      }
+      Event e = event(i % 64, i, 0);
       csv.append(e.id()).append(',').append(e.caller()).append(',').append(e.payload()).append('\n');
     }
     String data = csv.toString();

@@ -74,6 +74,15 @@ class DemoSmokeIT {
   }
 
   @Test
+  void jdbc_copySinkWithBadRows_failsExactlyTheBadOnes() throws Exception {
+    Map<String, String> result = run("jdbc", "--callers", "8", "--rows", "2000", "--bad-percent", "5",
+        "--durability", "off");
+
+    assertThat(result).containsEntry("sink", "copy").containsEntry("bad_rows", "100").containsEntry("failed", "100")
+        .containsEntry("lost", "0");
+  }
+
+  @Test
   void jdbc_connectionsWithoutTheCopySink_refusedBeforeTheDatabaseStarts() {
     assertThatThrownBy(() -> run("jdbc", "--sink", "rows", "--connections", "2"))
         .hasMessageContaining("--connections 2 needs --sink copy");
