@@ -5,6 +5,7 @@ import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
 import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.micrometer.BatcherMetrics;
+import dev.ringbatch.postgresql.PgCopySink;
 import dev.ringbatch.sink.JdbcBatchSink;
 import dev.ringbatch.spring.boot.BatcherConfigCustomizer;
 import dev.ringbatch.spring.boot.BatcherFactory;
@@ -52,6 +53,17 @@ final class DocExamples {
         .build()
         .idempotent();
     // end::idempotent[]
+    return sink;
+  }
+
+  static PgCopySink<Event> idempotentCopy(DataSource pool) {
+    // tag::copy-idempotent[]
+    PgCopySink<Event> sink = PgCopySink.<Event>into(pool, "events")
+        .column("id", Event::id)
+        .column("payload", Event::payload)
+        .idempotentOn("id") // a primary key or unique constraint
+        .build();
+    // end::copy-idempotent[]
     return sink;
   }
 
