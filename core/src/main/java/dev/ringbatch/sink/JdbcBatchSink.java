@@ -295,7 +295,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       return replaceDead(rows, e);
     }
     connection.discard();
-    failOrThrow(rows, e);
+    failOrThrow(rows, JdbcFailures.lostConnection(e));
     return null;
   }
 
@@ -308,7 +308,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       // An autocommit statement without a reply may have committed after all (a reply lost, a socket timeout)
       return unknown(rows, e, "the statement");
     }
-    failOrThrow(rows, e);
+    failOrThrow(rows, JdbcFailures.lostConnection(e));
     return null;
   }
 
@@ -372,8 +372,11 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     connection.discard();
     OutcomeUnknownException unknown = new OutcomeUnknownException("the connection was lost waiting for the reply"
         + " to " + what + " (" + e + "): the database may or may not have written these rows", e, idempotent);
-    if (idempotent && !mayHaveWritten) {
-      throw unknown; // safe to write again: the whole batch fails as one, and a retry policy may retry it
+    if (idempotent && !mayHaveWritten && batchRows.unsettled() == rows.length) {
+      // Safe to write again: the whole batch fails as one, and a retry policy may retry it. Only when these rows
+      // are all the batch has left: rows a halving has not tried yet are certainly not written, and must not be
+      // told "unknown" by a batcher that does not retry.
+      throw unknown;
     }
     batchRows.failUnsettled(rows, unknown);
     mayHaveWritten = true; // from now on a failure must not fail (or retry) the whole batch over these rows

@@ -4,6 +4,7 @@ import dev.ringbatch.internal.Causes;
 import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.SQLRecoverableException;
 import java.sql.Statement;
 import org.jspecify.annotations.Nullable;
 
@@ -37,15 +38,41 @@ public final class JdbcFailures {
 
   /** Whether {@code t} is an SQLException whose chain says the connection is gone. */
   private static boolean statesConnectionLost(Throwable t) {
+    return lostState(t) != null;
+  }
+
+  /** The SQLState in {@code t}'s next-exception chain that says the connection is gone, or null. */
+  private static @Nullable String lostState(Throwable t) {
     int depth = 0; // getNextException chains may loop too
     for (SQLException s = t instanceof SQLException sql ? sql : null; s != null && depth < 64;
         s = s.getNextException(), depth++) {
       String state = s.getSQLState();
       if (state != null && (state.startsWith("08") || state.startsWith("57P0"))) {
-        return true;
+        return state;
       }
     }
-    return false;
+    return null;
+  }
+
+  /**
+   * What a whole batch fails with when its connection was lost before anything of it committed: {@code e} itself
+   * when its own SQLState says the connection is gone, else an {@link SQLRecoverableException} with the state of
+   * the loss found in its chain ({@code 08006} if none) and {@code e} as its cause. Never a row's own refusal that
+   * arrived with the lost connection chained behind it: every row of the batch would be told it broke a
+   * constraint, and a retry policy would not retry it.
+   */
+  public static SQLException lostConnection(Throwable e) {
+    if (e instanceof SQLException sql && sql.getSQLState() != null
+        && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P0"))) {
+      return sql;
+    }
+    String state = null;
+    int depth = 0;
+    for (Throwable t = e; t != null && state == null && depth < 64; t = t.getCause(), depth++) {
+      state = lostState(t);
+    }
+    return new SQLRecoverableException("the connection was lost before any row of the batch was committed ("
+        + e + ")", state != null ? state : "08006", e);
   }
 
   /**

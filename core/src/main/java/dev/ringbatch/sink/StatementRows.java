@@ -164,6 +164,18 @@ final class StatementRows<T> {
     current().fail(row, cause);
   }
 
+  /** How many rows of the batch have no outcome yet. */
+  int unsettled() {
+    int n = 0;
+    int size = current().size();
+    for (int row = 0; row < size; row++) {
+      if (!settled[row]) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   void failUnsettled(int[] rows, Throwable cause) {
     for (int row : rows) {
       if (!settled[row]) {

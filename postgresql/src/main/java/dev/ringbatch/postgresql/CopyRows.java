@@ -119,15 +119,27 @@ final class CopyRows<T> {
     }
   }
 
-  /** The committed rows of an idempotent COPY: {@code inserted} rows are told 1, the rest 0 (already there). */
-  void completeInserted(int[] rows, boolean[] inserted) {
+  /** The committed rows of an idempotent COPY: each is told its own result from {@code results}. */
+  void complete(int[] rows, int[] results) {
     Batch<T, Integer> b = current();
     for (int row : rows) {
       if (!settled[row]) {
         settled[row] = true;
-        b.complete(row, inserted[row] ? 1 : 0);
+        b.complete(row, results[row]);
       }
     }
+  }
+
+  /** How many rows of the batch have no outcome yet. */
+  int unsettled() {
+    int n = 0;
+    int size = current().size();
+    for (int row = 0; row < size; row++) {
+      if (!settled[row]) {
+        n++;
+      }
+    }
+    return n;
   }
 
   void fail(int row, Throwable cause) {

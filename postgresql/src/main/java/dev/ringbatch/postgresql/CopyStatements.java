@@ -1,6 +1,7 @@
 package dev.ringbatch.postgresql;
 
 import dev.ringbatch.sink.BatchConnection;
+import dev.ringbatch.sink.JdbcFailures;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -43,18 +44,25 @@ final class CopyStatements<T> {
       stageSql = null;
       insertSql = null;
     } else {
-      // One staging table per session and shape: created by the first batch on a connection, emptied by every
-      // COMMIT, gone with a rolled-back transaction that created it (and made again by the next attempt).
+      // A staging table per transaction, made from the table as it is now (one kept for the session would keep
+      // column types an ALTER TABLE has since changed), dropped by the COMMIT or the rollback.
       String stage = "ringbatch_stage_" + Integer.toUnsignedString((table + '(' + names + ')').hashCode(), 36);
       String keyList = String.join(", ", keys);
       copySql = "COPY " + stage + " (" + names + ", " + ROW_COLUMN + ") FROM STDIN";
-      stageSql = "CREATE TEMP TABLE IF NOT EXISTS " + stage + " ON COMMIT DELETE ROWS AS SELECT " + names
-          + ", 0 AS " + ROW_COLUMN + " FROM " + table + " WITH NO DATA";
-      // Rows go in batch order, so of two rows with one key the first is inserted, and min() names it.
+      stageSql = "CREATE TEMP TABLE " + stage + " ON COMMIT DROP AS SELECT " + names + ", 0 AS " + ROW_COLUMN
+          + " FROM " + table + " WITH NO DATA";
+      // Rows go in batch order, so of two rows with one key the first is inserted, and min() names it. Every staged
+      // row gets a result: 1 inserted; 0 a row with its key is there (before this statement, or inserted by an
+      // earlier row of the batch); SUCCESS_NO_INFO (-2) neither (a BEFORE trigger skipped it).
+      String sameKey = String.join(" AND ", keys.stream().map(k -> "%1$s." + k + " = s." + k).toList());
       insertSql = "WITH inserted AS (INSERT INTO " + table + " (" + names + ") SELECT " + names + " FROM " + stage
-          + " ORDER BY " + ROW_COLUMN + " ON CONFLICT (" + keyList + ") DO NOTHING RETURNING " + keyList + ")"
-          + " SELECT min(s." + ROW_COLUMN + ") FROM " + stage + " s JOIN inserted USING (" + keyList + ")"
-          + " GROUP BY " + keyList;
+          + " ORDER BY " + ROW_COLUMN + " ON CONFLICT (" + keyList + ") DO NOTHING RETURNING " + keyList + "),"
+          + " firsts AS (SELECT min(s." + ROW_COLUMN + ") AS " + ROW_COLUMN + " FROM " + stage
+          + " s JOIN inserted USING (" + keyList + ") GROUP BY " + keyList + ")"
+          + " SELECT s." + ROW_COLUMN + ", CASE WHEN s." + ROW_COLUMN + " IN (SELECT " + ROW_COLUMN + " FROM firsts)"
+          + " THEN 1 WHEN EXISTS (SELECT 1 FROM inserted i WHERE " + String.format(Locale.ROOT, sameKey, "i") + ")"
+          + " OR EXISTS (SELECT 1 FROM " + table + " t WHERE " + String.format(Locale.ROOT, sameKey, "t") + ")"
+          + " THEN 0 ELSE " + Statement.SUCCESS_NO_INFO + " END FROM " + stage + " s";
     }
   }
 
@@ -92,12 +100,12 @@ final class CopyStatements<T> {
 
   /**
    * Copies the lines of {@code attempt} in the connection's open transaction, without committing. In idempotent
-   * mode, marks in {@code inserted} the rows the move inserted.
+   * mode, puts each row's result in {@code results}: 1 inserted, 0 its key already there, SUCCESS_NO_INFO skipped.
    *
    * @return the server's count of rows written
    */
   long copy(Connection c, BatchConnection connection, CopyRows<T> rows, int[] attempt,
-      boolean @Nullable [] inserted) throws SQLException {
+      int @Nullable [] results) throws SQLException {
     if (stageSql != null) {
       try (Statement s = c.createStatement()) {
         s.execute(stageSql);
@@ -120,13 +128,13 @@ final class CopyStatements<T> {
       }
       throw e;
     }
-    if (inserted == null) {
+    if (results == null) {
       return count;
     }
     long moved = 0;
     try (ResultSet rs = connection.statement().executeQuery()) {
       while (rs.next()) {
-        inserted[rs.getInt(1)] = true;
+        results[rs.getInt(1)] = rs.getInt(2);
         moved++;
       }
     }
@@ -135,9 +143,17 @@ final class CopyStatements<T> {
 
   /**
    * The line of the COPY the server blames for {@code e} (1 for the first line sent), or -1 when its error
-   * names none (a deferred constraint, a foreign key, an {@code AFTER} trigger, the idempotent move).
+   * names none (a deferred constraint, a foreign key, an {@code AFTER} trigger, the idempotent move), or when the
+   * line it names is not the row's: an error in the bulk insert of up to 1,000 buffered rows (a row too big for a
+   * page, class {@code 54}; resources, system or internal errors, classes {@code 53}, {@code 58}, {@code XX})
+   * carries the line last read, not the line at fault.
    */
   static int refusedLine(Throwable e) {
+    String state = JdbcFailures.state(e);
+    if (state != null && (state.startsWith("54") || state.startsWith("53") || state.startsWith("58")
+        || state.startsWith("XX"))) {
+      return -1;
+    }
     int depth = 0;
     for (Throwable t = e; t != null && depth < 64; t = t.getCause(), depth++) {
       if (t instanceof PSQLException psql) {

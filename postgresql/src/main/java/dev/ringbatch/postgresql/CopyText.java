@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * tab, rows ended by a newline, {@code \N} for NULL, and backslash, tab, newline and carriage return escaped.
  * Values are written as PostgreSQL reads them back: numbers, booleans ({@code t}/{@code f}), {@code byte[]} as
  * {@code bytea} hex, UUIDs, {@code java.time} values in ISO 8601 (a {@link ZonedDateTime} by its offset), anything
- * else by {@code toString()}. Reused batch after batch; consumer thread only.
+ * else (an enum too) by {@code toString()}. Reused batch after batch; consumer thread only.
  */
 final class CopyText {
   private byte[] bytes = new byte[1 << 16];
@@ -74,8 +74,6 @@ final class CopyText {
       ascii(zoned.toOffsetDateTime().toString()); // PostgreSQL does not read the [Region/City] suffix
     } else if (value instanceof byte[] data) {
       hex(data);
-    } else if (value instanceof Enum<?> e) {
-      text(column, e.name());
     } else if (value instanceof char[] chars) {
       text(column, new String(chars));
     } else {

@@ -32,6 +32,7 @@ public final class OverlappingCopySink<T> implements AsyncBatchSink<T, Integer>,
   private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
   private final BlockingQueue<PgCopySink<T>> idle;
+  /** Every sink, for {@link #toString()}; only {@link #idle} ones may be closed. */
   private final List<PgCopySink<T>> sinks = new ArrayList<>();
   private final ExecutorService copiers;
 
@@ -87,7 +88,9 @@ public final class OverlappingCopySink<T> implements AsyncBatchSink<T, Integer>,
       interrupted = true;
       copiers.shutdownNow();
     }
-    for (PgCopySink<T> s : sinks) {
+    // Only the idle sinks: a copy still running (past the wait) uses its sink's connection, and gives it back to
+    // the pool itself when it ends. Closing it from here would hand the pool a connection in use.
+    for (PgCopySink<T> s; (s = idle.poll()) != null; ) {
       s.close();
     }
     if (interrupted) {

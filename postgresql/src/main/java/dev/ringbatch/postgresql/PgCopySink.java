@@ -101,8 +101,9 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
 
     /**
      * Adds the next column. Its values are written in COPY's text format: numbers, {@code Boolean}s,
-     * {@code byte[]} ({@code bytea}), {@code UUID}s and {@code java.time} values as PostgreSQL reads them; any
-     * other object by its {@code toString()} (a JSON string for {@code jsonb}, say); {@code null} as SQL NULL.
+     * {@code byte[]} ({@code bytea}), {@code UUID}s and {@code java.time} values as PostgreSQL reads them (a
+     * {@code ZonedDateTime} by its offset); any other object by its {@code toString()} (an enum's label, a JSON
+     * string for {@code jsonb}); {@code null} as SQL NULL.
      *
      * @param name the column's name, as SQL would name it
      * @param value reads the column's value from an item; an exception it throws fails that item alone
@@ -201,11 +202,11 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       failOrThrow(attempt, e); // nothing was sent: certainly not written
       return null;
     }
-    boolean @Nullable [] inserted;
+    int @Nullable [] results;
     long count;
     try {
-      inserted = statements.idempotent() ? new boolean[rows.size()] : null;
-      count = statements.copy(c, connection, rows, attempt, inserted);
+      results = statements.idempotent() ? new int[rows.size()] : null;
+      count = statements.copy(c, connection, rows, attempt, results);
     } catch (Throwable e) {
       // Not only SQLException: whatever the driver throws, a dead connection must be discarded.
       boolean rolledBack = BatchConnection.rollback(c, e);
@@ -231,8 +232,8 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       return refused(attempt, e);
     }
     mayHaveWritten = true;
-    if (inserted != null) {
-      rows.completeInserted(attempt, inserted);
+    if (results != null) {
+      rows.complete(attempt, results);
     } else {
       rows.complete(attempt, count == attempt.length ? 1 : Statement.SUCCESS_NO_INFO);
     }
@@ -249,7 +250,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     if (deadOnArrival && ++deadOnBorrow <= MAX_DEAD_ON_BORROW) {
       return attempt;
     }
-    failOrThrow(attempt, e);
+    failOrThrow(attempt, JdbcFailures.lostConnection(e));
     return null;
   }
 
@@ -270,7 +271,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     Connection c = null;
     try {
       c = connection.get();
-      statements.copy(c, connection, rows, new int[0], statements.idempotent() ? new boolean[rows.size()] : null);
+      statements.copy(c, connection, rows, new int[0], statements.idempotent() ? new int[rows.size()] : null);
       c.rollback();
       return false;
     } catch (Throwable probe) {
@@ -323,8 +324,11 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     boolean idempotent = statements.idempotent();
     OutcomeUnknownException unknown = new OutcomeUnknownException("the connection was lost waiting for the reply"
         + " to COMMIT (" + e + "): the server may or may not have written these rows", e, idempotent);
-    if (idempotent && !mayHaveWritten) {
-      throw unknown; // safe to copy again: the whole batch fails as one, and a retry policy may retry it
+    if (idempotent && !mayHaveWritten && rows.unsettled() == attempt.length) {
+      // Safe to copy again: the whole batch fails as one, and a retry policy may retry it. Only when these rows are
+      // all the batch has left: rows a halving has not tried yet are certainly not written, and must not be told
+      // "unknown" by a batcher that does not retry (or by an overlapping sink, which cannot).
+      throw unknown;
     }
     rows.failUnsettled(attempt, unknown);
     mayHaveWritten = true;
