@@ -46,10 +46,12 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Idempotent mode</h2>
  * With {@link Builder#idempotentOn key columns} (a primary key or unique constraint), each batch is copied into a
- * temporary staging table and moved with {@code INSERT ... ON CONFLICT (key) DO NOTHING}: an item's result is 1 when
- * its row was inserted, 0 when a row with its key was already there (one of two items with the same key in a batch
- * gets 0). A lost {@code COMMIT} reply is then an {@link OutcomeUnknownException} that is
- * {@linkplain OutcomeUnknownException#isSafeToRetry() safe to retry} for the whole batch.
+ * temporary staging table made for the transaction and moved with {@code INSERT ... ON CONFLICT (key) DO NOTHING}:
+ * an item's result is 1 when its row was inserted, 0 when a row with its key is there (from before, or from an
+ * earlier item of the batch with the same key), {@link Statement#SUCCESS_NO_INFO} when neither (a {@code BEFORE}
+ * trigger skipped it). A lost {@code COMMIT} reply is then an {@link OutcomeUnknownException} that is
+ * {@linkplain OutcomeUnknownException#isSafeToRetry() safe to retry}, thrown for the whole batch while nothing of it
+ * is settled. The role needs {@code SELECT} on the table as well as {@code INSERT}.
  *
  * <p>Not thread-safe: it is the sink of one batcher (one shard), called on its consumer thread, and uses one
  * connection at a time. See {@code docs/sinks.md} for the figures.
