@@ -130,6 +130,11 @@ final class CopyRows<T> {
     }
   }
 
+  /** Whether {@code row} has no outcome yet. */
+  boolean unsettled(int row) {
+    return !settled[row];
+  }
+
   /** How many rows of the batch have no outcome yet. */
   int unsettled() {
     int n = 0;

@@ -10,6 +10,7 @@ import dev.ringbatch.sink.JdbcFailures;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -32,7 +33,8 @@ import org.jspecify.annotations.Nullable;
  *       fails that item alone, before anything is sent.</li>
  *   <li>A row the server refuses (a constraint, a value of the wrong form) rolls the whole {@code COPY} back,
  *       and the server names its line: that row fails alone with the server's error, and the others are copied
- *       again, so k bad rows cost about k + 1 {@code COPY}s. An error without a line (a deferred constraint, a
+ *       again in one transaction, the rows after each refused row behind a savepoint: k bad rows cost at most
+ *       2k + 1 {@code COPY}s and one {@code COMMIT}. An error without a line (a deferred constraint, a
  *       foreign key, an {@code AFTER} trigger) is found by halving.</li>
  *   <li>An error no row can cause (a missing table, a revoked privilege, a full disk, a read-only server: the
  *       SQLState classes of {@link JdbcFailures#statementLevel}) fails the whole batch at once, nothing of it
@@ -221,23 +223,29 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       }
       return refused(attempt, e);
     }
+    return commit(c, attempt, count, results);
+  }
+
+  /** Commits the rows copied in {@code c}'s transaction and tells each its result; returns the rows left to copy. */
+  private int @Nullable [] commit(Connection c, int[] copied, long count, int @Nullable [] results)
+      throws SQLException {
     try {
       c.commit();
     } catch (Throwable e) {
       if (JdbcFailures.connectionLost(c, e)) {
-        return unknown(attempt, e);
+        return unknown(copied, e);
       }
       // The server answered: a known rollback (a deferred constraint, say).
       if (!BatchConnection.rollback(c, e)) {
         connection.discard();
       }
-      return refused(attempt, e);
+      return refused(copied, e);
     }
     mayHaveWritten = true;
     if (results != null) {
-      rows.complete(attempt, results);
+      rows.complete(copied, results);
     } else {
-      rows.complete(attempt, count == attempt.length ? 1 : Statement.SUCCESS_NO_INFO);
+      rows.complete(copied, count == copied.length ? 1 : Statement.SUCCESS_NO_INFO);
     }
     return null;
   }
@@ -296,6 +304,9 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       return null;
     }
     int line = CopyStatements.refusedLine(e);
+    if (line >= 1 && line <= attempt.length && !statements.idempotent()) {
+      return salvage(attempt, line, e);
+    }
     if (line >= 1 && line <= attempt.length) {
       rows.fail(attempt[line - 1], cause);
       int[] rest = new int[attempt.length - 1];
@@ -307,6 +318,71 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     writeRows(Arrays.copyOfRange(attempt, 0, half));
     writeRows(Arrays.copyOfRange(attempt, half, attempt.length));
     return null;
+  }
+
+  /**
+   * The server refused line {@code line} of {@code attempt} (its transaction rolled back): fails that row and copies
+   * the rest in one new transaction. The rows before it passed the server's checks, so they are copied again as they
+   * are; the rows after it may hold another refused row, so they are copied after a savepoint, and a refusal there
+   * rolls back to it and starts over the same way. k refused rows cost about 2k + 1 COPYs, of the rows not yet
+   * copied only, and one COMMIT (copying the whole rest again in a new transaction for each would copy k times as
+   * many rows). Anything else that goes wrong rolls the transaction back and gives its rows back to the usual path.
+   */
+  private int @Nullable [] salvage(int[] attempt, int line, Throwable refusal) throws SQLException {
+    rows.fail(attempt[line - 1], JdbcFailures.rowCause(refusal));
+    int[] passed = Arrays.copyOfRange(attempt, 0, line - 1);
+    int[] rest = Arrays.copyOfRange(attempt, line, attempt.length);
+    int[] copied = new int[0];
+    long count = 0;
+    Connection c;
+    try {
+      c = connection.get();
+    } catch (SQLException | RuntimeException e) {
+      return unsettled(attempt); // the usual path borrows again, and decides
+    }
+    try {
+      while (true) {
+        if (passed.length > 0) {
+          count += statements.copy(c, connection, rows, passed, null);
+          copied = concat(copied, passed);
+        }
+        if (rest.length == 0) {
+          break;
+        }
+        Savepoint beforeRest = c.setSavepoint();
+        try {
+          count += statements.copy(c, connection, rows, rest, null);
+          copied = concat(copied, rest);
+          break;
+        } catch (SQLException e) {
+          int next = CopyStatements.refusedLine(e);
+          if (next < 1 || next > rest.length || JdbcFailures.statementLevel(e) || JdbcFailures.connectionLost(c, e)) {
+            throw e;
+          }
+          c.rollback(beforeRest);
+          rows.fail(rest[next - 1], JdbcFailures.rowCause(e));
+          passed = Arrays.copyOfRange(rest, 0, next - 1);
+          rest = Arrays.copyOfRange(rest, next, rest.length);
+        }
+      }
+    } catch (Throwable e) {
+      if (!BatchConnection.rollback(c, e) || JdbcFailures.connectionLost(c, e)) {
+        connection.discard();
+      }
+      return unsettled(attempt); // nothing of this transaction is written: the usual path takes the rows again
+    }
+    return commit(c, copied, count, null);
+  }
+
+  private int @Nullable [] unsettled(int[] attempt) {
+    int[] left = Arrays.stream(attempt).filter(rows::unsettled).toArray();
+    return left.length == 0 ? null : left;
+  }
+
+  private static int[] concat(int[] a, int[] b) {
+    int[] all = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, all, a.length, b.length);
+    return all;
   }
 
   /** A failure that left nothing of these rows written: thrown (the whole batch) if nothing of it is, else per row. */

@@ -101,6 +101,31 @@ class PgCopyLostReplyIT {
   }
 
   @Test
+  void commitReplyLostAfterRefusedRows_theRefusedFail_theRestAreOutcomeUnknown_andThereOnce() throws Exception {
+    CopyDatabase.table(postgres, "lost_commit_salvage", ", CHECK (payload <> 'bad')");
+    try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), COMMIT, () -> false);
+         HikariDataSource pool = CopyDatabase.pool(proxy.port(), "lost-commit-salvage", 2)) {
+      proxy.dropNext(1);
+      List<Event> items = IntStream.range(0, 200).mapToObj(i -> new Event(i, i % 50 == 7 ? "bad" : "p" + i)).toList();
+      RecordingBatch<Event, Integer> batch = RecordingBatch.of(items);
+      sink(pool, "lost_commit_salvage", false).write(batch);
+
+      assertThat(proxy.dropped()).isOne();
+      assertThat(batch.completed()).isEmpty();
+      assertThat(batch.failed()).hasSize(200).allSatisfy((i, e) -> {
+        if (i % 50 == 7) {
+          assertThat(((SQLException) e).getSQLState()).as("refused row %s", i).isEqualTo("23514");
+        } else {
+          assertThat(e).as("row %s", i).isInstanceOf(OutcomeUnknownException.class);
+        }
+      });
+      // The one COMMIT went through: every good row is there once, no bad row is.
+      assertThat(CopyDatabase.counts(postgres, "lost_commit_salvage")).hasSize(196)
+          .allSatisfy((id, n) -> assertThat(n).isOne()).allSatisfy((id, n) -> assertThat(id % 50).isNotEqualTo(7));
+    }
+  }
+
+  @Test
   void idempotent_commitReplyLost_thrownSafeToRetry_theRetryTellsEveryRowAlreadyThere() throws Exception {
     CopyDatabase.table(postgres, "lost_commit_idem", ", PRIMARY KEY (id)");
     try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), COMMIT, () -> false);

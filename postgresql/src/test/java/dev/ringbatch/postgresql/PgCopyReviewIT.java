@@ -100,7 +100,7 @@ class PgCopyReviewIT {
     assertThat(batch.failed()).containsOnlyKeys(1_500, 1_800);
     assertThat(CopyDatabase.counts(postgres, "copy_unique_big")).hasSize(1_999)
         .allSatisfy((id, n) -> assertThat(n).isOne());
-    assertThat(CopyDatabase.copies(postgres) - before).isEqualTo(3);
+    assertThat(CopyDatabase.copies(postgres) - before).isBetween(2L, 5L); // at most 2k + 1
   }
 
   /**

@@ -75,7 +75,7 @@ class PgCopySinkIT {
 
   @ParameterizedTest(name = "bad rows at {0}")
   @ValueSource(strings = {"0", "500", "999", "0 500 999", "3 4 5 6"})
-  void refusedRows_failAlone_withTheServersError_inKPlusOneCopies(String positions) throws Exception {
+  void refusedRows_failAlone_withTheServersError_inAtMostTwoKPlusOneCopies(String positions) throws Exception {
     Set<Integer> bad = Arrays.stream(positions.split(" ")).map(Integer::valueOf).collect(Collectors.toSet());
     CopyDatabase.table(postgres, "copy_bad", ", CHECK (payload <> 'bad')");
     long before = CopyDatabase.copies(postgres);
@@ -89,7 +89,9 @@ class PgCopySinkIT {
     Map<Long, Integer> present = CopyDatabase.counts(postgres, "copy_bad");
     assertThat(present).hasSize(1_000 - bad.size()).allSatisfy((id, n) -> assertThat(n).isOne());
     assertThat(present.keySet()).noneMatch(id -> bad.contains(id.intValue()));
-    assertThat(CopyDatabase.copies(postgres) - before).isEqualTo(bad.size() + 1);
+    // The first COPY stops at the first bad row; then, in one transaction, the rows before each bad row are copied
+    // again and the rows after it after a savepoint.
+    assertThat(CopyDatabase.copies(postgres) - before).isBetween(2L, 2L * bad.size() + 1);
   }
 
   @Test
