@@ -372,10 +372,10 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     connection.discard();
     OutcomeUnknownException unknown = new OutcomeUnknownException("the connection was lost waiting for the reply"
         + " to " + what + " (" + e + "): the database may or may not have written these rows", e, idempotent);
-    if (idempotent && !mayHaveWritten && batchRows.unsettled() == rows.length) {
-      // Safe to write again: the whole batch fails as one, and a retry policy may retry it. Only when these rows
-      // are all the batch has left: rows a halving has not tried yet are certainly not written, and must not be
-      // told "unknown" by a batcher that does not retry.
+    if (idempotent && !mayHaveWritten && batchRows.unsettled() == batchRows.sentCount()) {
+      // Safe to write again: the whole batch fails as one, and a retry policy may retry it. Only when the rows sent
+      // are all the batch has left (rows whose binder threw are settled and not sent): rows a halving has not tried
+      // yet are certainly not written, and must not be told "unknown" by a batcher that does not retry.
       throw unknown;
     }
     batchRows.failUnsettled(rows, unknown);

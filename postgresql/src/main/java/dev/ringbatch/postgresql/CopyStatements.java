@@ -3,6 +3,7 @@ package dev.ringbatch.postgresql;
 import dev.ringbatch.sink.BatchConnection;
 import dev.ringbatch.sink.JdbcFailures;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -33,6 +34,7 @@ final class CopyStatements<T> {
   private final String copySql;
   private final @Nullable String stageSql;
   private final @Nullable String insertSql;
+  private final @Nullable String presentSql;
 
   CopyStatements(String table, List<CopyColumn<T>> columns, List<String> keys) {
     this.table = table;
@@ -43,6 +45,7 @@ final class CopyStatements<T> {
       copySql = "COPY " + table + " (" + names + ") FROM STDIN";
       stageSql = null;
       insertSql = null;
+      presentSql = null;
     } else {
       // A staging table per transaction, made from the table as it is now (one kept for the session would keep
       // column types an ALTER TABLE has since changed), dropped by the COMMIT or the rollback.
@@ -51,18 +54,15 @@ final class CopyStatements<T> {
       copySql = "COPY " + stage + " (" + names + ", " + ROW_COLUMN + ") FROM STDIN";
       stageSql = "CREATE TEMP TABLE " + stage + " ON COMMIT DROP AS SELECT " + names + ", 0 AS " + ROW_COLUMN
           + " FROM " + table + " WITH NO DATA";
-      // Rows go in batch order, so of two rows with one key the first is inserted, and min() names it. Every staged
-      // row gets a result: 1 inserted; 0 a row with its key is there (before this statement, or inserted by an
-      // earlier row of the batch); SUCCESS_NO_INFO (-2) neither (a BEFORE trigger skipped it).
-      String sameKey = String.join(" AND ", keys.stream().map(k -> "%1$s." + k + " = s." + k).toList());
-      insertSql = "WITH inserted AS (INSERT INTO " + table + " (" + names + ") SELECT " + names + " FROM " + stage
-          + " ORDER BY " + ROW_COLUMN + " ON CONFLICT (" + keyList + ") DO NOTHING RETURNING " + keyList + "),"
-          + " firsts AS (SELECT min(s." + ROW_COLUMN + ") AS " + ROW_COLUMN + " FROM " + stage
-          + " s JOIN inserted USING (" + keyList + ") GROUP BY " + keyList + ")"
-          + " SELECT s." + ROW_COLUMN + ", CASE WHEN s." + ROW_COLUMN + " IN (SELECT " + ROW_COLUMN + " FROM firsts)"
-          + " THEN 1 WHEN EXISTS (SELECT 1 FROM inserted i WHERE " + String.format(Locale.ROOT, sameKey, "i") + ")"
-          + " OR EXISTS (SELECT 1 FROM " + table + " t WHERE " + String.format(Locale.ROOT, sameKey, "t") + ")"
-          + " THEN 0 ELSE " + Statement.SUCCESS_NO_INFO + " END FROM " + stage + " s";
+      // Of the rows with one key only the first of the batch is offered, so a returned key names the row inserted.
+      insertSql = "WITH offered AS (SELECT DISTINCT ON (" + keyList + ") * FROM " + stage + " ORDER BY " + keyList
+          + ", " + ROW_COLUMN + "), inserted AS (INSERT INTO " + table + " (" + names + ") SELECT " + names
+          + " FROM offered ON CONFLICT (" + keyList + ") DO NOTHING RETURNING " + keyList + ")"
+          + " SELECT o." + ROW_COLUMN + " FROM offered o JOIN inserted USING (" + keyList + ")";
+      // A statement of its own, so that under READ COMMITTED it sees a row another transaction committed while the
+      // move waited for it: that row's key is there.
+      presentSql = "SELECT s." + ROW_COLUMN + " FROM " + stage + " s WHERE EXISTS (SELECT 1 FROM " + table + " t"
+          + " WHERE " + String.join(" AND ", keys.stream().map(k -> "t." + k + " = s." + k).toList()) + ")";
     }
   }
 
@@ -100,7 +100,8 @@ final class CopyStatements<T> {
 
   /**
    * Copies the lines of {@code attempt} in the connection's open transaction, without committing. In idempotent
-   * mode, puts each row's result in {@code results}: 1 inserted, 0 its key already there, SUCCESS_NO_INFO skipped.
+   * mode, puts each row's result in {@code results}: 1 inserted, 0 a row with its key is there, SUCCESS_NO_INFO
+   * neither (a {@code BEFORE} trigger skipped it, or changed its key).
    *
    * @return the server's count of rows written
    */
@@ -131,14 +132,27 @@ final class CopyStatements<T> {
     if (results == null) {
       return count;
     }
-    long moved = 0;
+    for (int row : attempt) {
+      results[row] = Statement.SUCCESS_NO_INFO; // neither inserted nor its key there: a BEFORE trigger skipped it
+    }
+    long inserted = 0;
     try (ResultSet rs = connection.statement().executeQuery()) {
       while (rs.next()) {
-        results[rs.getInt(1)] = rs.getInt(2);
-        moved++;
+        results[rs.getInt(1)] = 1;
+        inserted++;
       }
     }
-    return moved;
+    if (inserted < attempt.length) {
+      try (PreparedStatement present = c.prepareStatement(presentSql); ResultSet rs = present.executeQuery()) {
+        while (rs.next()) {
+          int row = rs.getInt(1);
+          if (results[row] != 1) {
+            results[row] = 0; // a row with its key is there: from before, or from an earlier item of the batch
+          }
+        }
+      }
+    }
+    return inserted;
   }
 
   /**

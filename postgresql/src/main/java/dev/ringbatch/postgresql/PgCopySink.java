@@ -51,7 +51,7 @@ import org.jspecify.annotations.Nullable;
  * temporary staging table made for the transaction and moved with {@code INSERT ... ON CONFLICT (key) DO NOTHING}:
  * an item's result is 1 when its row was inserted, 0 when a row with its key is there (from before, or from an
  * earlier item of the batch with the same key), {@link Statement#SUCCESS_NO_INFO} when neither (a {@code BEFORE}
- * trigger skipped it). A lost {@code COMMIT} reply is then an {@link OutcomeUnknownException} that is
+ * trigger skipped it or changed its key). A lost {@code COMMIT} reply is then an {@link OutcomeUnknownException} that is
  * {@linkplain OutcomeUnknownException#isSafeToRetry() safe to retry}, thrown for the whole batch while nothing of it
  * is settled. The role needs {@code SELECT} on the table as well as {@code INSERT}.
  *
@@ -73,7 +73,10 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
 
   PgCopySink(DataSource dataSource, CopyStatements<T> statements) {
     this.statements = statements;
-    // Never autocommit: a connection lost before the COMMIT then certainly wrote nothing.
+    // Never auto-commit: a connection lost before the COMMIT then certainly wrote nothing (a backend killed while it
+    // inserts the rows, a reply lost after the data), and the batch can be retried; only a lost reply to the COMMIT
+    // is outcome unknown. It costs two round trips a batch (pgjdbc sends a BEGIN of its own before the COPY, then
+    // the COMMIT): PgSinkBenchmark measures it.
     this.connection = new BatchConnection(dataSource, statements.insertSql(), false, 0);
     this.rows = new CopyRows<>(statements.columns(), statements.keyFlags(), statements.idempotent());
   }
@@ -214,6 +217,12 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     } catch (Throwable e) {
       // Not only SQLException: whatever the driver throws, a dead connection must be discarded.
       boolean rolledBack = BatchConnection.rollback(c, e);
+      String state = JdbcFailures.state(e);
+      if (state != null && !state.startsWith("08") && !state.startsWith("57P0")) {
+        // The server sent an error of its own (a transaction_timeout ending the session, say): the connection was
+        // alive when the batch began, so a loss now is not a dead pooled connection to replace.
+        connection.answered();
+      }
       if (JdbcFailures.connectionLost(c, e)) {
         return lostBeforeCommit(attempt, e);
       }
@@ -241,6 +250,11 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       }
       return refused(copied, e);
     }
+    return settle(copied, count, results);
+  }
+
+  /** The rows copied are committed: each is told its result. */
+  private int @Nullable [] settle(int[] copied, long count, int @Nullable [] results) {
     mayHaveWritten = true;
     if (results != null) {
       rows.complete(copied, results);
@@ -332,14 +346,18 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     rows.fail(attempt[line - 1], JdbcFailures.rowCause(refusal));
     int[] passed = Arrays.copyOfRange(attempt, 0, line - 1);
     int[] rest = Arrays.copyOfRange(attempt, line, attempt.length);
-    int[] copied = new int[0];
-    long count = 0;
     Connection c;
     try {
       c = connection.get();
     } catch (SQLException | RuntimeException e) {
       return unsettled(attempt); // the usual path borrows again, and decides
     }
+    return salvageIn(c, passed, rest, attempt);
+  }
+
+  private int @Nullable [] salvageIn(Connection c, int[] passed, int[] rest, int[] attempt) throws SQLException {
+    int[] copied = new int[0];
+    long count = 0;
     try {
       while (true) {
         if (passed.length > 0) {
