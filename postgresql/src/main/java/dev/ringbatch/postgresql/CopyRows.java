@@ -99,15 +99,6 @@ final class CopyRows<T> {
     }
   }
 
-  /** The bytes the lines of {@code rows} take: what one COPY of them sends. */
-  long bytes(int[] rows) {
-    long n = 0;
-    for (int row : rows) {
-      n += lineStart[row + 1] - lineStart[row];
-    }
-    return n;
-  }
-
   /** The rows are committed: each is told {@code result}. */
   void complete(int[] rows, int result) {
     Batch<T, Integer> b = current();

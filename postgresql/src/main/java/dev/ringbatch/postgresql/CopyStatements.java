@@ -72,10 +72,6 @@ final class CopyStatements<T> {
     }
   }
 
-  String table() {
-    return table;
-  }
-
   List<CopyColumn<T>> columns() {
     return columns;
   }
