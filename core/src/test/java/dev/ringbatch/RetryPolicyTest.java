@@ -124,6 +124,58 @@ class RetryPolicyTest {
         .withCauseInstanceOf(BatcherClosedException.class);
   }
 
+  /** CI's PgCopyChaosIT: an idempotent COPY's COMMIT reply lost, then the retry's connection lost before the copy. */
+  @Test
+  void lastAttemptFailsPlainly_afterAnAttemptWithUnknownOutcome_itemsAreToldOutcomeUnknown() {
+    AtomicInteger calls = new AtomicInteger();
+    IOException lastFailure = new IOException("connection refused");
+    Batcher<Integer, Integer> b = batcher(RetryPolicy.builder().maxAttempts(2).initialBackoff(Duration.ofMillis(1))
+        .jitter(0).build(), batch -> {
+          if (calls.incrementAndGet() == 1) {
+            throw new OutcomeUnknownException("COMMIT reply lost", null, true); // may have written the batch
+          }
+          throw lastFailure; // this attempt wrote nothing, but the first one may have
+        });
+
+    Throwable failure = catchFailure(b.submit(1));
+    assertThat(calls).hasValue(2);
+    assertThat(failure).isInstanceOf(OutcomeUnknownException.class)
+        .hasMessage("an earlier attempt of this batch failed with its outcome unknown"
+            + " (dev.ringbatch.OutcomeUnknownException) and the last one failed with java.io.IOException: the items"
+            + " may or may not have been written")
+        .hasCause(lastFailure);
+    assertThat(((OutcomeUnknownException) failure).isSafeToRetry()).isTrue();
+    assertThat(failure.getSuppressed()).singleElement().isInstanceOf(OutcomeUnknownException.class);
+    assertThat(b.close(WAIT).stats().failed()).isEqualTo(1);
+  }
+
+  @Test
+  void close_duringBackoff_afterAnAttemptWithUnknownOutcome_toldOutcomeUnknownNotNotWritten() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    Batcher<Integer, Integer> b = batcher(RetryPolicy.builder().maxAttempts(3).initialBackoff(Duration.ofMinutes(1))
+        .maxBackoff(Duration.ofMinutes(1)).maxElapsed(Duration.ofMinutes(5)).build(), batch -> {
+          if (calls.incrementAndGet() == 1) {
+            throw new OutcomeUnknownException("COMMIT reply lost", null, true);
+          }
+          throw new IOException("down");
+        });
+    CompletableFuture<Integer> item = b.submit(1);
+    org.awaitility.Awaitility.await().atMost(WAIT).until(() -> b.stats().inFlight() == 1 && calls.get() == 1);
+
+    assertThat(b.close(Duration.ofMillis(100)).abandoned()).isEqualTo(1);
+
+    Throwable failure = catchFailure(item);
+    assertThat(failure).isInstanceOfSatisfying(BatcherClosedException.class,
+        closed -> assertThat(closed.isOutcomeUnknown()).isTrue());
+    assertThat(failure.getMessage()).endsWith("while the item's batch waited to retry after an attempt whose outcome"
+        + " is unknown (dev.ringbatch.OutcomeUnknownException); it may or may not have been written");
+    assertThat(OutcomeUnknownException.isIn(failure)).isTrue();
+  }
+
+  private static Throwable catchFailure(CompletableFuture<Integer> item) {
+    return assertThat(item).failsWithin(WAIT).withThrowableOfType(ExecutionException.class).actual().getCause();
+  }
+
   @Test
   void backoff_growsExponentiallyUpToTheCap() {
     RetryPolicy policy = RetryPolicy.builder().maxAttempts(10).initialBackoff(Duration.ofMillis(100))

@@ -78,6 +78,11 @@ final class PendingBatch<T, R> {
   private @Nullable Object remainingResult;
   /** The last failure of a sync attempt, for the message of a close that abandons the batch while it backs off. */
   volatile @Nullable Throwable lastAttemptFailure;
+  /**
+   * The failure of the first sync attempt whose outcome is unknown (it may have written the items): whatever a
+   * later attempt does short of succeeding, the items' outcome stays unknown.
+   */
+  volatile @Nullable Throwable unknownAttemptFailure;
 
   PendingBatch(int initialCapacity, int maxCapacity) {
     this.maxCapacity = maxCapacity;
@@ -376,6 +381,7 @@ final class PendingBatch<T, R> {
     waits.clear();
     if (lastAttemptFailure != null) {
       lastAttemptFailure = null; // a volatile store only after a retried batch, not on every batch
+      unknownAttemptFailure = null;
     }
     opened = false;
     state.set(FILLING); // last: a close that CASes FILLING afterwards sees an empty batch

@@ -2,6 +2,7 @@ package dev.ringbatch.internal;
 
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.BatcherClosedException;
+import dev.ringbatch.OutcomeUnknownException;
 import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.Ticker;
 import java.lang.System.Logger.Level;
@@ -82,6 +83,9 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
       }
       // The sink returned by throwing: from here a close that takes over fails the batch as not written, each
       // item keeping a failure the sink recorded for it.
+      if (batch.unknownAttemptFailure == null && outcomeUnknown(failure)) {
+        batch.unknownAttemptFailure = failure; // a close reads it after the state CAS below
+      }
       batch.lastAttemptFailure = failure;
       if (!batch.state.compareAndSet(PendingBatch.IN_SINK, PendingBatch.BACKING_OFF)) {
         throw ConsumerStop.TAKEN;
@@ -106,6 +110,9 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
       if (!batch.state.compareAndSet(PendingBatch.BACKING_OFF, PendingBatch.IN_SINK)) {
         throw ConsumerStop.TAKEN;
       }
+    }
+    if (failure != null) {
+      failure = outcomeOf(batch, failure);
     }
     long writeNanos = ticker.read() - start; // every attempt and every backoff, as recordBatch promises
     int state = batch.state.get();
@@ -156,6 +163,36 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
       return null;
     } finally {
       batch.endAttempt(view.generation()); // a Batch kept past write() records nothing from now on
+    }
+  }
+
+  /**
+   * The failure the batch's items get after its last attempt failed with {@code last}: {@code last} itself, unless
+   * an earlier attempt's outcome was unknown (a lost reply to a COMMIT that an idempotent sink retries). That attempt
+   * may have written the items, so a later attempt that failed without writing them cannot make them "not written":
+   * they are told their outcome is unknown. Named by class only: no user code (a message) runs here.
+   */
+  private static Throwable outcomeOf(PendingBatch<?, ?> batch, Throwable last) {
+    Throwable unknown = batch.unknownAttemptFailure;
+    if (unknown == null || outcomeUnknown(last)) {
+      return last;
+    }
+    OutcomeUnknownException outcome = new OutcomeUnknownException("an earlier attempt of this batch failed with its"
+        + " outcome unknown (" + unknown.getClass().getName() + ") and the last one failed with "
+        + last.getClass().getName() + ": the items may or may not have been written", last, true);
+    outcome.addSuppressed(unknown);
+    return outcome;
+  }
+
+  /**
+   * Whether {@code failure} says its outcome is unknown. Its cause chain is user code: one that throws is read as
+   * "not unknown", and the failure still reaches the callers as it is.
+   */
+  private static boolean outcomeUnknown(Throwable failure) {
+    try {
+      return OutcomeUnknownException.isIn(failure);
+    } catch (Throwable brokenChain) {
+      return false;
     }
   }
 
@@ -264,7 +301,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     BatcherClosedException cause = state == PendingBatch.IN_SINK
         ? new BatcherClosedException(name, ringSize, true, true, closeDescription
             + " while the item's batch was inside the sink; it may or may not have been written")
-        : notWritten(closeDescription, batch.lastAttemptFailure);
+        : notWritten(closeDescription, batch.lastAttemptFailure, batch.unknownAttemptFailure);
     completer.abandon(batch, cause, state == PendingBatch.BACKING_OFF, into);
   }
 
@@ -272,7 +309,16 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
    * The failure of items a close took while they waited to retry. Runs on the closing thread before its report:
    * the last failure is named by its class and attached as the cause, never asked for its message (user code).
    */
-  private BatcherClosedException notWritten(String closeDescription, @Nullable Throwable lastFailure) {
+  private BatcherClosedException notWritten(String closeDescription, @Nullable Throwable lastFailure,
+      @Nullable Throwable unknownFailure) {
+    if (unknownFailure != null) {
+      // An earlier attempt may have written the batch: its outcome is unknown, not "not written".
+      BatcherClosedException cause = new BatcherClosedException(name, ringSize, true, true, closeDescription
+          + " while the item's batch waited to retry after an attempt whose outcome is unknown ("
+          + unknownFailure.getClass().getName() + "); it may or may not have been written");
+      cause.initCause(unknownFailure);
+      return cause;
+    }
     BatcherClosedException cause = new BatcherClosedException(name, ringSize, true, false, closeDescription
         + " while the item's batch waited to retry after it failed with "
         + (lastFailure == null ? "an unknown failure" : lastFailure.getClass().getName()) + "; not written");

@@ -11,12 +11,17 @@ import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.sink.RecordingBatch;
 import dev.ringbatch.sink.ReplyDroppingProxy;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -148,6 +153,45 @@ class PgCopyLostReplyIT {
       }
       assertThat(CopyDatabase.counts(postgres, "lost_commit_idem")).hasSize(600)
           .allSatisfy((id, n) -> assertThat(n).isOne());
+    }
+  }
+
+  /**
+   * CI's PgCopyChaosIT: the first attempt's COMMIT reply is lost (the rows are in), and the retry cannot get a
+   * connection. The retry wrote nothing, but the first attempt did: the caller is told "outcome unknown", never a
+   * plain failure for a row that is in the table.
+   */
+  @Test
+  void idempotent_commitReplyLost_thenTheRetryFailsWithoutWriting_toldOutcomeUnknown_rowThereOnce()
+      throws Exception {
+    CopyDatabase.table(postgres, "lost_commit_idem_refused", ", PRIMARY KEY (id)");
+    try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), COMMIT, () -> false);
+         HikariDataSource pool = CopyDatabase.pool(proxy.port(), "lost-commit-idem-refused", 2)) {
+      // The proxy counts the drop before it cuts the connection, so the retry always finds the database gone.
+      DataSource goneAfterTheLoss = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
+          new Class<?>[] {DataSource.class}, (p, method, args) -> {
+            if (method.getName().equals("getConnection") && proxy.dropped() > 0) {
+              throw new SQLException("connection refused", "08001");
+            }
+            try {
+              return method.invoke(pool, args);
+            } catch (InvocationTargetException e) {
+              throw e.getCause();
+            }
+          });
+      PgCopySink<Event> sink = PgCopySink.<Event>into(goneAfterTheLoss, "lost_commit_idem_refused")
+          .column("id", Event::id).column("payload", Event::payload).idempotentOn("id").build();
+      proxy.dropNext(1);
+      RetryPolicy retry = RetryPolicy.builder().maxAttempts(2).initialBackoff(Duration.ofMillis(1)).build();
+      CompletableFuture<Integer> future;
+      try (Batcher<Event, Integer> batcher = Batcher.of("lost-commit-idem-refused",
+          BatcherConfig.builder().retryPolicy(retry).build(), sink)) {
+        future = batcher.submit(new Event(7, "p7"));
+        assertThat(future).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
+            .satisfies(e -> assertThat(OutcomeUnknownException.isIn(e.getCause())).as("%s", e.getCause()).isTrue());
+      }
+      assertThat(proxy.dropped()).isOne();
+      assertThat(CopyDatabase.counts(postgres, "lost_commit_idem_refused")).containsExactly(Map.entry(7L, 1));
     }
   }
 
