@@ -86,10 +86,11 @@ class BadInputCatalogueTest {
             IllegalArgumentException.class, "weigher must return a weight of zero or more but returned -1 for x"),
         new Case("sink returns too few results", () -> failureOf(
             BatchSink.<String, Integer>withResults(items -> List.of())),
-            IllegalStateException.class, "sink returned 0 results for a batch of 1 items"),
+            OutcomeUnknownException.class, "sink returned 0 results for a batch of 1 items; it may have written them"),
         new Case("sink returns a null result list", () -> failureOf(
             BatchSink.<String, Integer>withResults(items -> null)),
-            IllegalStateException.class, "sink returned null instead of a list of 1 results"),
+            OutcomeUnknownException.class,
+            "sink returned null instead of a list of 1 results; it may have written the items"),
         new Case("sink records an outcome twice", () -> failureOf((Batch<String, Integer> batch) -> {
           batch.complete(0, 1);
           batch.complete(0, 2);

@@ -141,7 +141,7 @@ class RetryPolicyTest {
     assertThat(calls).hasValue(2);
     assertThat(failure).isInstanceOf(OutcomeUnknownException.class)
         .hasMessage("an earlier attempt of this batch failed with its outcome unknown"
-            + " (dev.ringbatch.OutcomeUnknownException) and the last one failed with java.io.IOException: the items"
+            + " (dev.ringbatch.OutcomeUnknownException) and a later one failed with java.io.IOException: the items"
             + " may or may not have been written")
         .hasCause(lastFailure);
     assertThat(((OutcomeUnknownException) failure).isSafeToRetry()).isTrue();

@@ -1,5 +1,6 @@
 package dev.ringbatch.internal;
 
+import dev.ringbatch.OutcomeUnknownException;
 import static java.util.Objects.requireNonNull;
 
 import dev.ringbatch.Batch;
@@ -74,7 +75,7 @@ public final class ListSink<T, R> implements BatchSink<T, R> {
       }
       return new Read(copy, null);
     } catch (Throwable unreadable) {
-      return new Read(null, new IllegalStateException("the results the sink returned could not be read ("
+      return new Read(null, new OutcomeUnknownException("the results the sink returned could not be read ("
           + unreadable.getClass().getName() + "); it may have written the items", unreadable));
     }
   }
@@ -90,18 +91,20 @@ public final class ListSink<T, R> implements BatchSink<T, R> {
 
   /**
    * The failure every item gets when a results writer returned null or a list of the wrong size, or null when
-   * the results fit. The writer returned normally, so it may have written them: they fail, and are not retried.
+   * the results fit. The writer returned normally, so it may have written them: their outcome is unknown, and they
+   * are not retried.
    */
-  private @Nullable IllegalStateException misfit(@Nullable List<R> results, int size) {
+  private @Nullable OutcomeUnknownException misfit(@Nullable List<R> results, int size) {
     if (resultsWriter == null) {
       return null;
     }
     if (results == null) {
-      return new IllegalStateException("sink returned null instead of a list of " + size + " results");
+      return new OutcomeUnknownException("sink returned null instead of a list of " + size + " results; it may"
+          + " have written the items", null);
     }
     if (results.size() != size) {
-      return new IllegalStateException("sink returned " + results.size() + " results for a batch of " + size
-          + " items");
+      return new OutcomeUnknownException("sink returned " + results.size() + " results for a batch of " + size
+          + " items; it may have written them", null);
     }
     return null;
   }

@@ -170,18 +170,12 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
    * The failure the batch's items get after its last attempt failed with {@code last}: {@code last} itself, unless
    * an earlier attempt's outcome was unknown (a lost reply to a COMMIT that an idempotent sink retries). That attempt
    * may have written the items, so a later attempt that failed without writing them cannot make them "not written":
-   * they are told their outcome is unknown. Named by class only: no user code (a message) runs here.
+   * they are told their outcome is unknown. Failures a later attempt records for single items are turned so as they
+   * are recorded ({@link PendingBatch#record}).
    */
   private static Throwable outcomeOf(PendingBatch<?, ?> batch, Throwable last) {
     Throwable unknown = batch.unknownAttemptFailure;
-    if (unknown == null || outcomeUnknown(last)) {
-      return last;
-    }
-    OutcomeUnknownException outcome = new OutcomeUnknownException("an earlier attempt of this batch failed with its"
-        + " outcome unknown (" + unknown.getClass().getName() + ") and the last one failed with "
-        + last.getClass().getName() + ": the items may or may not have been written", last, true);
-    outcome.addSuppressed(unknown);
-    return outcome;
+    return unknown == null || outcomeUnknown(last) ? last : PendingBatch.afterUnknownAttempt(unknown, last);
   }
 
   /**
