@@ -12,12 +12,6 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review of c71d71e: an item whose batch had an attempt with an unknown outcome must never be told a plain
- * failure. The fix covers only the batch-level failure; a failure a LATER attempt records for one item (as
- * JdbcBatchSink.failOrThrow does once part of the retry committed: failUnsettled(rows, lostConnection)) is final
- * and reaches the caller as a plain failure, although the first attempt may have written that item.
- */
-/**
  * Found by the review of the retry fix for CI's PgCopyChaosIT (c71d71e): after an attempt whose outcome is unknown,
  * a failure a later attempt records for one item (the sink returns, or throws, or a close takes the batch in a
  * backoff) was told to the caller as it was, a plain failure, though the earlier attempt may have written the item.
