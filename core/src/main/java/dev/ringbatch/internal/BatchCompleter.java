@@ -37,8 +37,10 @@ final class BatchCompleter {
    * fail as a sink bug; when the batch failed whole, an item keeps the failure the sink recorded for it (an
    * {@code OutcomeUnknownException}, say) and the others fail with {@code failure}. The caller has won the
    * settle ({@link #settle}), which counted it; this clears it.
+   *
+   * @return the callers it woke (parked on the futures), or null if none was waiting
    */
-  void complete(PendingBatch<?, ?> batch, @Nullable Throwable failure, long writeNanos) {
+  @Nullable Wakes complete(PendingBatch<?, ?> batch, @Nullable Throwable failure, long writeNanos) {
     int size = batch.size();
     int failed = failure != null ? size : batch.failedCount();
     if (batch.hasWaits()) {
@@ -47,21 +49,29 @@ final class BatchCompleter {
     recorders.recordBatch(size, batch.weight(), writeNanos, failed);
     int lostFireAndForget = 0;
     Throwable lostCause = null;
+    Wakes wakes = null; // only for futures with a waiting caller: a fire-and-forget batch allocates nothing here
     for (int i = 0; i < size; i++) {
       CompletableFuture<Object> future = batch.future(i);
       Throwable cause = causeOf(batch, i, failure);
-      if (cause == null) {
-        if (future != null) {
-          completeQuietly(future, batch.settledResult(i), null);
+      if (future == null) {
+        if (cause != null) {
+          lostFireAndForget++;
+          lostCause = cause;
         }
         continue;
       }
-      if (future != null) {
-        completeQuietly(future, null, cause);
-      } else {
-        lostFireAndForget++;
-        lostCause = cause;
+      if (wakes != null && future.getNumberOfDependents() > 0) {
+        wakes.now(); // its dependent actions are user code, and may block: callers already done do not wait for them
       }
+      if (completeQuietly(future, cause == null ? batch.settledResult(i) : null, cause)) {
+        if (wakes == null) {
+          wakes = new Wakes(size - i);
+        }
+        wakes.add((ItemFuture<?>) future);
+      }
+    }
+    if (wakes != null) {
+      wakes.now();
     }
     OfferFailureHandler handler = offerFailures;
     if (lostFireAndForget > 0 && handler != null) {
@@ -70,6 +80,51 @@ final class BatchCompleter {
     batch.clear();
     if (lostFireAndForget > 0 && handler == null) { // their callers cannot be told: logged, rate-limited
       lostLog.failed(lostFireAndForget, size, lostCause);
+    }
+    return wakes;
+  }
+
+  /**
+   * The callers parked on a batch's completed futures ({@link ItemFuture}), woken together once the futures before
+   * them are complete, and counted for the consumer's self-clocked wait ({@link SelfClock}). Local to one
+   * completion; allocated only when a caller waits.
+   */
+  static final class Wakes {
+    private final @Nullable ItemFuture<?>[] waiting;
+    private int count;
+    private int total;
+    private int virtual;
+
+    Wakes(int capacity) {
+      waiting = new ItemFuture<?>[capacity];
+    }
+
+    /** Adds a completed future a caller is parked on, not yet woken. */
+    void add(ItemFuture<?> future) {
+      if (future.virtualWaiter()) {
+        virtual++;
+      }
+      waiting[count++] = future;
+      total++;
+    }
+
+    /** Wakes those added since the last call. */
+    void now() {
+      for (int i = 0; i < count; i++) {
+        waiting[i].claim();
+        waiting[i] = null;
+      }
+      count = 0;
+    }
+
+    /** How many callers were woken in all. */
+    int total() {
+      return total;
+    }
+
+    /** How many of them were virtual threads. */
+    int virtual() {
+      return virtual;
     }
   }
 
@@ -139,7 +194,10 @@ final class BatchCompleter {
       recorders.recordAbandoned(abandonment.items());
     }
     for (int i = 0; i < abandonment.futures(); i++) {
-      completeQuietly(abandonment.future(i), null, abandonment.cause(i));
+      CompletableFuture<Object> future = abandonment.future(i);
+      if (completeQuietly(future, null, abandonment.cause(i))) {
+        ((ItemFuture<?>) future).claim();
+      }
     }
     for (String note : abandonment.notes()) {
       log(note, null);
@@ -169,21 +227,29 @@ final class BatchCompleter {
 
   /**
    * Completes a future; its dependent actions run here. CompletableFuture captures what they throw, but a
-   * StackOverflowError from a deep chain can escape: it must not stop the other futures from completing.
+   * StackOverflowError from a deep chain can escape: it must not stop the other futures from completing. Returns
+   * true when a caller waits on the future ({@link ItemFuture}) and was not woken: the caller must wake it.
    */
-  private void completeQuietly(CompletableFuture<Object> future, @Nullable Object result, @Nullable Throwable cause) {
+  private boolean completeQuietly(CompletableFuture<Object> future, @Nullable Object result, @Nullable Throwable cause) {
     try {
-      if (cause == null) {
+      Throwable failure = cause instanceof CancellationException
+          ? cancelledSink(cause) // a sink that failed with a cancellation: the caller's future failed, not cancelled
+          : cause;
+      if (future instanceof ItemFuture<?> item) {
+        return failure == null ? item.completeFor(result) : item.failFor(failure);
+      }
+      if (failure == null) {
         future.complete(result);
-      } else if (cause instanceof CancellationException) {
-        // A sink that failed with a cancellation: the caller's future failed, it was not cancelled by anyone.
-        future.completeExceptionally(cancelledSink(cause));
       } else {
-        future.completeExceptionally(cause);
+        future.completeExceptionally(failure);
       }
     } catch (Throwable t) {
+      if (future instanceof ItemFuture<?> item) {
+        item.claim(); // completed before its dependents threw: its waiter must not wait for the log handler
+      }
       log("a dependent action of an item's future threw", t);
     }
+    return false;
   }
 
   /**

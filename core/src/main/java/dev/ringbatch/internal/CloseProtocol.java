@@ -244,6 +244,7 @@ final class CloseProtocol {
       long sequence = gate.awaitRoom(slice, this::noteInterrupt);
       if (sequence >= 0) {
         gate.publishCloseMarker(sequence);
+        consumer.closeMarkerPublished();
         return true;
       }
       if (deadline - System.nanoTime() <= 0 || consumerStopped()) {

@@ -48,6 +48,8 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private final FlushWaiters flushWaiters;
   private final Ticker ticker;
   private final LongSupplier tickerRead;
+  /** The self-clocked wait's state: whether the last batch woke callers (consumer thread only). */
+  private final SelfClock selfClock;
   /** Told of every release of slots, to wake producers waiting for room; and refuses items if the consumer dies. */
   private final PublishGate gate;
   private final CompletableFuture<Void> terminated = new CompletableFuture<>();
@@ -74,7 +76,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   CoalescingConsumer(String name, RingBuffer<SubmissionSlot> ring, SequenceBarrier barrier, Sequence consumed,
       ConsumerWaitStrategy waitStrategy, BatchWriter<T, R> writer, HandOver handOver, BatchCompleter completer,
-      FlushWaiters flushWaiters, BatchLimits limits, Ticker ticker, PublishGate gate) {
+      FlushWaiters flushWaiters, BatchLimits limits, Ticker ticker, PublishGate gate, SelfClock selfClock) {
     this.name = name;
     this.ringSize = ring.getBufferSize();
     this.ring = ring;
@@ -89,6 +91,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     this.ticker = ticker;
     this.tickerRead = ticker::read;
     this.gate = gate;
+    this.selfClock = selfClock;
     this.batch = new PendingBatch<>(limits.maxBatchSize(), ringSize);
     this.holdings = new Holdings<>(name, ring, consumed, writer, completer);
   }
@@ -157,6 +160,13 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private void consume() {
     long next = 0;
     while (true) {
+      if (selfClock.callersWaited()) { // the last batch woke callers: the next wait may gather (SelfClock)
+        if (batch.isEmpty()) {
+          waitStrategy.gatherIfDue(next - 1, ring.getCursor(), limits.maxBatchSize());
+        } else {
+          selfClock.forget(); // a lingering batch: its own deadline decides
+        }
+      }
       long available;
       try {
         available = barrier.waitFor(next);
@@ -196,7 +206,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         handOver.stopped();
         return;
       }
-      if (available - next + 1 < SMALL_RUN && ring.getCursor() > available) {
+      if (!selfClock.callersWaited() && available - next + 1 < SMALL_RUN && ring.getCursor() > available) {
         pause(); // producers are already past this small run: let them get ahead
       }
       next = lastTaken + 1;
@@ -375,6 +385,11 @@ final class CoalescingConsumer<T, R> implements Runnable {
     closeDescription = description;
     handOver.requestAbandon();
     wake(consumerThread);
+  }
+
+  /** Closing thread: its marker is in the ring; the consumer must not wait for more items (a gather) to see it. */
+  void closeMarkerPublished() {
+    waitStrategy.cutGathers();
   }
 
   /** Ends any wait of the consumer: ring, linger, in-flight slot, retry backoff. */

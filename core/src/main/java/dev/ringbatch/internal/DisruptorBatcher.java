@@ -50,6 +50,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   private final GuardedStatsRecorders recorders;
   private final ConsumerCounters counters = new ConsumerCounters();
   private final FlushWaiters flushWaiters = new FlushWaiters();
+  private final SpinHint spinHint = new SpinHint();
   private final PublishGate gate;
   private final CloseProtocol closing;
 
@@ -62,7 +63,8 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.weigher = weigher;
     this.recorders = new GuardedStatsRecorders(name);
     Ticker ticker = new GuardedTicker(name, config.ticker());
-    this.waitStrategy = new ConsumerWaitStrategy(config.waitMode());
+    SelfClock selfClock = new SelfClock();
+    this.waitStrategy = new ConsumerWaitStrategy(config.waitMode(), selfClock);
     this.ring = RingBuffer.createMultiProducer(SubmissionSlot::new, ringSize, waitStrategy);
     Sequence consumed = new Sequence(-1);
     ring.addGatingSequences(consumed);
@@ -74,11 +76,11 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     BatchLimits limits = config.limits();
     BatchWriter<T, R> writer = asyncSink == null
         ? new SyncBatchWriter<>(name, ringSize, requireNonNull(sink, "sink"), config.retryPolicy(), ticker,
-            handOver, completer, flushWaiters)
+            handOver, completer, flushWaiters, selfClock, spinHint)
         : new AsyncBatchWriter<>(name, ringSize, asyncSink, config.maxInFlightBatches(), limits.maxBatchSize(),
             ticker, handOver, completer, flushWaiters, waitStrategy::wake);
     this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
-        completer, flushWaiters, limits, ticker, gate);
+        completer, flushWaiters, limits, ticker, gate, selfClock);
     ThreadFactory factory = config.threadFactory();
     Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");
@@ -153,7 +155,9 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   private CompletableFuture<R> submit(T item, long maxWaitNanos) {
     requireNonNull(item, "item");
     long weight = weigh(item);
-    CompletableFuture<R> future = new CompletableFuture<>();
+    // Its waiting caller parks without CompletableFuture's stack; on a platform thread it spins a little first while
+    // the sink is quick.
+    CompletableFuture<R> future = spinHint.worthSpinning() ? new ItemFuture.Spinning<>() : new ItemFuture<>(); // its waiting caller parks without CompletableFuture's stack
     @SuppressWarnings("unchecked")
     CompletableFuture<Object> untyped = (CompletableFuture<Object>) future;
     long sequence = gate.accept(item, untyped, weight, maxWaitNanos);

@@ -39,9 +39,13 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private final AtomicBoolean completing = new AtomicBoolean();
   /** The batch of the current or last write: what a close that took over may find inside the sink. */
   private volatile @Nullable PendingBatch<T, R> current;
+  /** Told of each batch's waiting callers: the consumer's next wait ({@link SelfClock}). Consumer thread. */
+  private final SelfClock selfClock;
+  /** Told how long batches with platform-thread callers took: whether the next callers spin. */
+  private final SpinHint spinHint;
 
   SyncBatchWriter(String name, int ringSize, BatchSink<T, R> sink, RetryPolicy retryPolicy, Ticker ticker, HandOver handOver,
-      BatchCompleter completer, FlushWaiters flushWaiters) {
+      BatchCompleter completer, FlushWaiters flushWaiters, SelfClock selfClock, SpinHint spinHint) {
     this.name = name;
     this.ringSize = ringSize;
     this.sink = sink;
@@ -51,6 +55,8 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     this.handOver = handOver;
     this.completer = completer;
     this.flushWaiters = flushWaiters;
+    this.selfClock = selfClock;
+    this.spinHint = spinHint;
   }
 
   @Override
@@ -121,7 +127,11 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     }
     completing.lazySet(true); // a close that takes over now waits, a little, for these futures
     try {
-      completer.complete(batch, failure, writeNanos);
+      BatchCompleter.Wakes woken = completer.complete(batch, failure, writeNanos);
+      selfClock.completed(woken, writeNanos);
+      if (woken != null && woken.total() > woken.virtual()) {
+        spinHint.written(writeNanos); // platform-thread callers waited: tell the next ones whether to spin
+      }
     } finally {
       completing.lazySet(false);
     }

@@ -296,7 +296,7 @@ class ModelCheckCloseTest {
       GuardedStatsRecorders recorders = new GuardedStatsRecorders("model");
       completer = new BatchCompleter("model", counters, recorders, null);
       writer = new SyncBatchWriter<>("model", 4, BatchSink.noResult(this::write), dev.ringbatch.RetryPolicy.none(),
-          System::nanoTime, handOver, completer, new FlushWaiters());
+          System::nanoTime, handOver, completer, new FlushWaiters(), new SelfClock(), new SpinHint());
       batch = new PendingBatch<>(1, 4);
       future = new CompletableFuture<>();
       batch.add(1, future, 0, 0, SubmissionSlot.NOT_STAMPED); // the consumer took item 1 from slot 0
@@ -402,7 +402,7 @@ class ModelCheckCloseTest {
     @Override
     public void run() {
       ring = RingBuffer.createMultiProducer(SubmissionSlot::new, 4,
-          new ConsumerWaitStrategy(WaitMode.BLOCKING));
+          new ConsumerWaitStrategy(WaitMode.BLOCKING, new SelfClock()));
       gate = new PublishGate("model", ring, OverflowPolicy.DROP, Duration.ofSeconds(1), new ConsumerGroup(),
           new GuardedStatsRecorders("model"), System::nanoTime);
       firstSequence = Long.MIN_VALUE;

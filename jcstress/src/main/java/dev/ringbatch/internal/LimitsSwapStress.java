@@ -31,16 +31,17 @@ public class LimitsSwapStress {
   private final CoalescingConsumer<Object, Void> consumer;
 
   public LimitsSwapStress() {
-    ConsumerWaitStrategy wait = new ConsumerWaitStrategy(WaitMode.BLOCKING);
+    SelfClock selfClock = new SelfClock();
+    ConsumerWaitStrategy wait = new ConsumerWaitStrategy(WaitMode.BLOCKING, selfClock);
     RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, 2, wait);
     BatchSink<Object, Void> sink = BatchSink.noResult(items -> { });
     HandOver handOver = new HandOver();
     FlushWaiters flushWaiters = new FlushWaiters();
     BatchCompleter completer = StressParts.completer();
     SyncBatchWriter<Object, Void> writer = new SyncBatchWriter<>("limits", 2, sink, RetryPolicy.none(),
-        Ticker.system(), handOver, completer, flushWaiters);
+        Ticker.system(), handOver, completer, flushWaiters, selfClock, new SpinHint());
     consumer = new CoalescingConsumer<>("limits", ring, ring.newBarrier(), new Sequence(-1), wait, writer, handOver,
-        completer, flushWaiters, BatchLimits.ofDefaults(), Ticker.system(), StressParts.gate(ring));
+        completer, flushWaiters, BatchLimits.ofDefaults(), Ticker.system(), StressParts.gate(ring), selfClock);
   }
 
   @Actor

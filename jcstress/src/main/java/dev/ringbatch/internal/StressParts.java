@@ -1,7 +1,10 @@
 package dev.ringbatch.internal;
 
+import com.lmax.disruptor.AbstractSequencer;
 import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.Sequence;
 import dev.ringbatch.OverflowPolicy;
+import java.lang.reflect.Field;
 import java.time.Duration;
 
 /** The real parts the stress tests drive, built the way a batcher builds them. */
@@ -11,6 +14,19 @@ final class StressParts {
   static PublishGate gate(RingBuffer<SubmissionSlot> ring) {
     return new PublishGate("stress", ring, OverflowPolicy.DROP, Duration.ofSeconds(1), new ConsumerGroup(),
         new GuardedStatsRecorders("stress"), System::nanoTime);
+  }
+
+  /** The ring's cursor sequence, which the consumer's wait strategy reads (the Disruptor hands it to waitFor). */
+  static Sequence cursor(RingBuffer<?> ring) {
+    try {
+      Field sequencer = RingBuffer.class.getSuperclass().getDeclaredField("sequencer");
+      sequencer.setAccessible(true);
+      Field cursor = AbstractSequencer.class.getDeclaredField("cursor");
+      cursor.setAccessible(true);
+      return (Sequence) cursor.get(sequencer.get(ring));
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   static BatchCompleter completer() {

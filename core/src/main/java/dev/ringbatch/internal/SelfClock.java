@@ -1,0 +1,118 @@
+package dev.ringbatch.internal;
+
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How long the consumer waits for the next batch to gather after writing one that callers were waiting on: the
+ * self-clocked wait (Nagle's algorithm with the completions as the clock, as Linux's TCP autocorking). A batch
+ * whose completion woke E waiting callers is, in a closed loop, followed by about E new items as those callers come
+ * back; taking the first few of them as a batch of their own costs a sink call and a round of wake-ups each. So the
+ * consumer parks, without spinning, until about {@code alpha * E} items are in the ring, or a deadline passes, and
+ * one producer (the one whose claim reaches the target) wakes it.
+ *
+ * <p>It waits only where waiting pays: after a batch whose waiting callers were mostly virtual threads (platform
+ * threads compete with the consumer for the cores, and a parked consumer then waits for a core behind them), and
+ * only when fewer than half of the target is already in the ring (otherwise the callers came back while the sink
+ * wrote, and the consumer takes them at once: waiting would only idle the sink). {@code alpha} is tuned by additive
+ * increase and multiplicative decrease: a gather that reaches its target raises it by 1/16 (up to 1), one that hits
+ * its deadline halves it, so a wrong guess costs at most one deadline. The deadline is twice the mean time recent
+ * gathers took, between 20 µs and 1 ms. A batch with fewer than two waiting callers (a lone caller; producers that
+ * do not wait) is followed by no wait. Consumer thread only.
+ */
+final class SelfClock {
+  /** Fewer waiting callers than this: the next batch is taken as soon as anything is there, as without the clock. */
+  static final int MIN_WAITERS = 2;
+  private static final double ALPHA_MIN = 1.0 / 64;
+  private static final double ALPHA_STEP = 1.0 / 16;
+  private static final long MIN_DEADLINE_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
+  private static final long MAX_DEADLINE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  /** A sink this many times faster than the callers come back is slow: the consumer does not gather, see target. */
+  private static final int SLOW_SINK = 4;
+  /** The weight of one gather in the mean time, 1/8 as TCP's smoothed round-trip time. */
+  private static final int MEAN_SHIFT = 3;
+
+  private double alpha = 0.5;
+  /** The mean time a gather took to reach its target, in nanoseconds; starts at the deadline's middle. */
+  private long meanGatherNanos = TimeUnit.MICROSECONDS.toNanos(100);
+  /** The mean time batches that woke callers spent in the sink. */
+  private long meanWriteNanos;
+  /** The callers the last batch woke, and how many of them were virtual threads: until the next wait is chosen. */
+  private int waiters;
+  private int virtualWaiters;
+
+  /**
+   * A batch was completed, after {@code writeNanos} in the sink; {@code wakes} are the callers it woke (null: none).
+   * Called by the writer that completes batches on the consumer thread.
+   */
+  void completed(BatchCompleter.@Nullable Wakes wakes, long writeNanos) {
+    if (wakes == null) {
+      waiters = 0;
+      virtualWaiters = 0;
+      return;
+    }
+    waiters = wakes.total();
+    virtualWaiters = wakes.virtual();
+    meanWriteNanos += (Math.max(0, writeNanos) - meanWriteNanos) >> MEAN_SHIFT;
+  }
+
+  /** Forgets the last batch's callers: the next wait is the usual one. */
+  void forget() {
+    waiters = 0;
+    virtualWaiters = 0;
+  }
+
+  /** Whether the last batch completed woke callers that wait for their results. */
+  boolean callersWaited() {
+    return waiters > 0;
+  }
+
+  /**
+   * How many items to wait for, parked, now that the last batch was completed, with {@code backlog} items already
+   * in the ring; at most {@code maxBatchSize}. 0 for the usual wait. Forgets the last batch's callers: asked once.
+   */
+  int target(long backlog, int maxBatchSize) {
+    int woken = waiters;
+    int virtual = virtualWaiters;
+    waiters = 0;
+    virtualWaiters = 0;
+    if (woken < MIN_WAITERS || 2 * virtual < woken) {
+      return 0;
+    }
+    int items = (int) Math.min(Math.ceil(alpha * woken), maxBatchSize);
+    if (items < MIN_WAITERS) {
+      alpha = Math.min(1.0, alpha + ALPHA_STEP / 4); // no gather, hence no measure: creep back up to try later
+    }
+    if (SLOW_SINK * meanWriteNanos > meanGatherNanos) {
+      items = 1; // the callers come back while the sink writes: take what is there, parking at once if nothing is
+    }
+    items = Math.max(items, 1);
+    return 2 * backlog >= items ? 0 : items;
+  }
+
+  /** How long the next gather may wait for its target. */
+  long deadlineNanos() {
+    return Math.max(MIN_DEADLINE_NANOS, Math.min(MAX_DEADLINE_NANOS, 2 * meanGatherNanos));
+  }
+
+  /**
+   * A gather for {@code target} items ended after {@code nanos}: it {@code reached} its target, or its deadline
+   * passed with {@code arrived} items in.
+   */
+  void gathered(boolean reached, long nanos, long target, long arrived) {
+    if (target < MIN_WAITERS) {
+      return; // parked for the first item only: nothing to learn about gathering
+    }
+    if (reached) {
+      alpha = Math.min(1.0, alpha + ALPHA_STEP);
+      meanGatherNanos += (Math.max(0, nanos) - meanGatherNanos) >> MEAN_SHIFT;
+    } else if (2 * arrived < target) {
+      alpha = Math.max(ALPHA_MIN, alpha / 2); // a wrong guess: halve it
+    } // else most of the target came: the guess was about right, the deadline short
+  }
+
+  @Override
+  public String toString() {
+    return "SelfClock{alpha=" + alpha + ", meanGatherNanos=" + meanGatherNanos + '}';
+  }
+}

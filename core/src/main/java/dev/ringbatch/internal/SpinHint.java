@@ -1,0 +1,33 @@
+package dev.ringbatch.internal;
+
+/**
+ * Whether a caller on a platform thread should spin briefly before it parks for its result ({@link ItemFuture}):
+ * only while the sink writes batches quickly, so that a result is usually a few hundred nanoseconds away. A park
+ * and its wake-up cost a futex round trip each, tens of microseconds on a loaded machine, far more than a short
+ * spin; but a spin that waits for a slow sink only takes the core from the sink and the other callers. Written by
+ * the consumer after each batch that callers waited on, read by producers when they submit.
+ */
+final class SpinHint {
+  /** A sink slower than this on average: callers park at once. About the spin's own length. */
+  private static final long WINDOW_NANOS = 2_000;
+  /** The weight of one batch in the mean, 1/8. */
+  private static final int MEAN_SHIFT = 3;
+
+  private volatile boolean worthSpinning = true;
+  /** The mean write time of recent batches with waiting callers; consumer thread only. */
+  private long meanWriteNanos;
+
+  /** A batch that callers waited on took {@code writeNanos} in the sink. Consumer thread. */
+  void written(long writeNanos) {
+    meanWriteNanos += (Math.max(0, writeNanos) - meanWriteNanos) >> MEAN_SHIFT;
+    boolean worth = meanWriteNanos < WINDOW_NANOS;
+    if (worth != worthSpinning) {
+      worthSpinning = worth; // only on a change: every submit reads this line
+    }
+  }
+
+  /** Whether a caller submitting now should spin before it parks. Any thread. */
+  boolean worthSpinning() {
+    return worthSpinning;
+  }
+}

@@ -1,0 +1,129 @@
+package dev.ringbatch.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The self-clocked wait's rules ({@link SelfClock}): when the consumer gathers, for how many items, how the guess
+ * and the deadline follow what gathers met. Deterministic: the clock is fed what batches and gathers would report.
+ */
+class SelfClockTest {
+  private static final long MICROS = TimeUnit.MICROSECONDS.toNanos(1);
+
+  private final SelfClock clock = new SelfClock();
+
+  /** What a batch whose completion woke {@code total} callers, {@code virtual} of them virtual threads, reports. */
+  private static BatchCompleter.Wakes woke(int total, int virtual) {
+    BatchCompleter.Wakes wakes = new BatchCompleter.Wakes(total);
+    for (int i = 0; i < total; i++) {
+      wakes.add(i < virtual ? VirtualWaiter.INSTANCE : new ItemFuture<>());
+    }
+    return wakes;
+  }
+
+  /** A future whose waiter reads as a virtual thread, without needing JDK 21. */
+  static final class VirtualWaiter extends ItemFuture<Object> {
+    static final VirtualWaiter INSTANCE = new VirtualWaiter();
+
+    @Override
+    boolean virtualWaiter() {
+      return true;
+    }
+  }
+
+  @Test
+  void noCallerOrALoneCaller_neverAWait() {
+    clock.completed(null, 0); // offer, or submit without a wait
+    assertThat(clock.callersWaited()).isFalse();
+    assertThat(clock.target(0, 1024)).isZero();
+    clock.completed(woke(1, 1), 0); // a lone caller: the first item after idle is never delayed
+    assertThat(clock.target(0, 1024)).isZero();
+  }
+
+  @Test
+  void platformThreadCallers_neverAWait() {
+    clock.completed(woke(64, 0), 0);
+    assertThat(clock.callersWaited()).isTrue();
+    assertThat(clock.target(0, 1024)).isZero();
+    clock.completed(woke(64, 31), 0); // fewer than half virtual
+    assertThat(clock.target(0, 1024)).isZero();
+  }
+
+  @Test
+  void virtualCallers_waitForAlphaTimesTheCallers_capped_unlessHalfAreThereAlready() {
+    clock.completed(woke(100, 100), MICROS);
+    assertThat(clock.target(0, 1024)).isEqualTo(50); // alpha starts at 1/2
+    assertThat(clock.callersWaited()).as("asked once").isFalse();
+    clock.completed(woke(100, 100), MICROS);
+    assertThat(clock.target(0, 20)).isEqualTo(20); // never past maxBatchSize
+    clock.completed(woke(100, 100), MICROS);
+    assertThat(clock.target(25, 1024)).as("half the target is in the ring: take it now").isZero();
+    clock.completed(woke(100, 100), MICROS);
+    assertThat(clock.target(24, 1024)).isEqualTo(50);
+  }
+
+  @Test
+  void reachedTargets_raiseAlpha_additively_upToOne() {
+    for (int i = 0; i < 8; i++) {
+      clock.gathered(true, 10 * MICROS, 50, 50);
+    }
+    clock.completed(woke(100, 100), MICROS);
+    assertThat(clock.target(0, 1024)).isEqualTo(100); // 1/2 + 8/16 = 1
+    for (int i = 0; i < 8; i++) {
+      clock.gathered(true, 10 * MICROS, 50, 50);
+    }
+    clock.completed(woke(100, 100), MICROS);
+    assertThat(clock.target(0, 1024)).as("alpha stops at 1").isEqualTo(100);
+  }
+
+  @Test
+  void missedTargets_halveAlpha_unlessMostOfItCame_andAWrongGuessCreepsBack() {
+    clock.gathered(false, 200 * MICROS, 50, 10); // a fifth came: a wrong guess
+    clock.completed(woke(100, 100), MICROS);
+    assertThat(clock.target(0, 1024)).isEqualTo(25);
+    clock.gathered(false, 200 * MICROS, 50, 30); // most came: the deadline was short, the guess about right
+    clock.completed(woke(100, 100), MICROS);
+    assertThat(clock.target(0, 1024)).isEqualTo(25);
+    for (int i = 0; i < 10; i++) {
+      clock.gathered(false, 200 * MICROS, 50, 0);
+    }
+    clock.completed(woke(4, 4), MICROS);
+    assertThat(clock.target(0, 1024)).as("below two items: no gather, park for the first").isEqualTo(1);
+  }
+
+  @Test
+  void deadline_twiceTheMeanGather_between20MicrosAnd1Milli() {
+    assertThat(clock.deadlineNanos()).isEqualTo(200 * MICROS); // starts at a mean of 100 µs
+    for (int i = 0; i < 100; i++) {
+      clock.gathered(true, MICROS, 10, 10);
+    }
+    assertThat(clock.deadlineNanos()).isEqualTo(20 * MICROS);
+    for (int i = 0; i < 100; i++) {
+      clock.gathered(true, 10_000 * MICROS, 10, 10);
+    }
+    assertThat(clock.deadlineNanos()).isEqualTo(1_000 * MICROS);
+    clock.gathered(true, 10 * MICROS, 1, 1); // a wait for the first item only teaches nothing
+    assertThat(clock.deadlineNanos()).isEqualTo(1_000 * MICROS);
+  }
+
+  @Test
+  void aSinkSlowNextToTheCallersReturn_parksForTheFirstItemOnly() {
+    // mean gather 100 µs: a sink of more than 25 µs is slow
+    for (int i = 0; i < 50; i++) {
+      clock.completed(woke(64, 64), 40 * MICROS);
+    }
+    assertThat(clock.target(0, 1024)).as("the callers come back while the sink writes").isEqualTo(1);
+    clock.completed(woke(64, 64), 40 * MICROS);
+    assertThat(clock.target(1, 1024)).as("and whatever is there is taken at once").isZero();
+  }
+
+  @Test
+  void aLingeringBatch_forgetsTheCallers() {
+    clock.completed(woke(10, 10), MICROS);
+    clock.forget();
+    assertThat(clock.callersWaited()).isFalse();
+    assertThat(clock.target(0, 1024)).isZero();
+  }
+}
