@@ -45,8 +45,10 @@ class Review22VirtualCallersTest {
     if (batcher != null) {
       batcher.close(Duration.ofSeconds(10));
     }
-    callers.shutdownNow();
-    assertThat(callers.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    if (callers != null) { // null on JDK 17: the test was skipped
+      callers.shutdownNow();
+      assertThat(callers.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    }
   }
 
   @ParameterizedTest
