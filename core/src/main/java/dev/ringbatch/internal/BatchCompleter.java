@@ -41,6 +41,15 @@ final class BatchCompleter {
    * @return the callers it woke (parked on the futures), or null if none was waiting
    */
   @Nullable Wakes complete(PendingBatch<?, ?> batch, @Nullable Throwable failure, long writeNanos) {
+    return complete(batch, failure, writeNanos, false);
+  }
+
+  /**
+   * As {@link #complete(PendingBatch, Throwable, long)}; with {@code virtualAtOnce}, a virtual-thread caller is
+   * woken as soon as its future is complete rather than with the rest of the batch ({@link Wakes#add}).
+   */
+  @Nullable Wakes complete(PendingBatch<?, ?> batch, @Nullable Throwable failure, long writeNanos,
+      boolean virtualAtOnce) {
     int size = batch.size();
     int failed = failure != null ? size : batch.failedCount();
     if (batch.hasWaits()) {
@@ -65,7 +74,7 @@ final class BatchCompleter {
       }
       if (completeQuietly(future, cause == null ? batch.settledResult(i) : null, cause)) {
         if (wakes == null) {
-          wakes = new Wakes(size - i);
+          wakes = new Wakes(size - i, virtualAtOnce);
         }
         wakes.add((ItemFuture<?>) future);
       }
@@ -86,8 +95,8 @@ final class BatchCompleter {
 
   /**
    * The callers parked on a batch's completed futures ({@link ItemFuture}), woken together once the futures before
-   * them are complete, and counted for the consumer's self-clocked wait ({@link SelfClock}). Local to one
-   * completion; allocated only when a caller waits.
+   * them are complete (virtual threads at once while the sink is quick); all counted for the consumer's
+   * self-clocked wait ({@link SelfClock}). Local to one completion; allocated only when a caller waits.
    */
   static final class Wakes {
     private final @Nullable ItemFuture<?>[] waiting;
@@ -95,17 +104,30 @@ final class BatchCompleter {
     private int total;
     private int virtual;
 
-    Wakes(int capacity) {
+    /** Whether a virtual-thread caller is woken at once. */
+    private final boolean virtualAtOnce;
+
+    Wakes(int capacity, boolean virtualAtOnce) {
       waiting = new ItemFuture<?>[capacity];
+      this.virtualAtOnce = virtualAtOnce;
     }
 
-    /** Adds a completed future a caller is parked on, not yet woken. */
+    /**
+     * Adds a completed future a caller is parked on, to be woken with the rest of the batch ({@link #now}); or at
+     * once if it is a virtual-thread caller and {@code virtualAtOnce} (the sink is quick): its wake-up is a
+     * hand-off to its scheduler, and the sooner it runs, the sooner its next item arrives.
+     */
     void add(ItemFuture<?> future) {
-      if (future.virtualWaiter()) {
+      total++;
+      boolean virtualThread = future.virtualWaiter();
+      if (virtualThread) {
         virtual++;
       }
-      waiting[count++] = future;
-      total++;
+      if (virtualThread && virtualAtOnce) {
+        future.claim();
+      } else {
+        waiting[count++] = future;
+      }
     }
 
     /** Wakes those added since the last call. */

@@ -206,7 +206,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         handOver.stopped();
         return;
       }
-      if (!selfClock.callersWaited() && available - next + 1 < SMALL_RUN && ring.getCursor() > available) {
+      if (!selfClock.skipsPause() && available - next + 1 < SMALL_RUN && ring.getCursor() > available) {
         pause(); // producers are already past this small run: let them get ahead
       }
       next = lastTaken + 1;

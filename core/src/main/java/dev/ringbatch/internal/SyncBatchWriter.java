@@ -127,7 +127,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     }
     completing.lazySet(true); // a close that takes over now waits, a little, for these futures
     try {
-      BatchCompleter.Wakes woken = completer.complete(batch, failure, writeNanos);
+      BatchCompleter.Wakes woken = completer.complete(batch, failure, writeNanos, selfClock.quickSink());
       selfClock.completed(woken, writeNanos);
       if (woken != null && woken.total() > woken.virtual()) {
         spinHint.written(writeNanos); // platform-thread callers waited: tell the next ones whether to spin

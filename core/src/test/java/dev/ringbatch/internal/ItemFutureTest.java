@@ -254,7 +254,7 @@ class ItemFutureTest {
       for (int i = 0; i < callers; i++) {
         if (futures.get(i).completeFor(i)) {
           if (wakes == null) {
-            wakes = new BatchCompleter.Wakes(callers - i);
+            wakes = new BatchCompleter.Wakes(callers - i, ThreadLocalRandom.current().nextBoolean());
           }
           wakes.add(futures.get(i));
         }

@@ -16,7 +16,7 @@ class SelfClockTest {
 
   /** What a batch whose completion woke {@code total} callers, {@code virtual} of them virtual threads, reports. */
   private static BatchCompleter.Wakes woke(int total, int virtual) {
-    BatchCompleter.Wakes wakes = new BatchCompleter.Wakes(total);
+    BatchCompleter.Wakes wakes = new BatchCompleter.Wakes(total, false);
     for (int i = 0; i < total; i++) {
       wakes.add(i < virtual ? VirtualWaiter.INSTANCE : new ItemFuture<>());
     }
@@ -125,5 +125,21 @@ class SelfClockTest {
     clock.forget();
     assertThat(clock.callersWaited()).isFalse();
     assertThat(clock.target(0, 1024)).isZero();
+  }
+
+  @Test
+  void thePauseAfterASmallRun_isSkippedAfterPlatformThreadCallers_orCallersOfASlowSink() {
+    clock.completed(woke(64, 0), MICROS);
+    assertThat(clock.skipsPause()).isTrue();
+    clock.completed(woke(64, 32), MICROS);
+    assertThat(clock.skipsPause()).as("half virtual, a quick sink: they keep the pause").isFalse();
+    assertThat(clock.quickSink()).isTrue();
+    clock.completed(null, MICROS);
+    assertThat(clock.skipsPause()).isFalse();
+    for (int i = 0; i < 50; i++) {
+      clock.completed(woke(64, 64), 40 * MICROS); // mean gather 100 µs: a sink of more than 25 µs is slow
+    }
+    assertThat(clock.quickSink()).isFalse();
+    assertThat(clock.skipsPause()).as("virtual callers of a slow sink").isTrue();
   }
 }
