@@ -43,25 +43,25 @@ class Review22ForkJoinCallerTest {
 
   @Test
   void callerOnAForkJoinWorker_asyncSinkCompletingOnThatPool_getsItsResult() throws Exception {
-    batcher = Batcher.ofAsync("review22-fj", BatcherConfig.builder().ringSize(64).maxBatchSize(64).build(),
-        batch -> CompletableFuture.runAsync(() -> {
-          for (int i = 0; i < batch.size(); i++) {
-            batch.complete(i, batch.item(i) * 2);
-          }
-        }, pool));
+    batcher = doublingOnThePool("review22-fj");
     Future<Integer> caller = pool.submit(() -> batcher.submitAndWait(21));
     assertThat(caller.get(10, TimeUnit.SECONDS)).as("the caller's result").isEqualTo(42);
   }
 
   @Test
   void callerOnAForkJoinWorker_joinOnSubmitFuture_getsItsResult() throws Exception {
-    batcher = Batcher.ofAsync("review22-fj-join", BatcherConfig.builder().ringSize(64).maxBatchSize(64).build(),
+    batcher = doublingOnThePool("review22-fj-join");
+    Future<Integer> caller = pool.submit(() -> batcher.submit(21).join());
+    assertThat(caller.get(10, TimeUnit.SECONDS)).as("the caller's result").isEqualTo(42);
+  }
+
+  /** An async batcher whose sink doubles each item on {@code pool}, the pool its callers run on. */
+  private Batcher<Integer, Integer> doublingOnThePool(String name) {
+    return Batcher.ofAsync(name, BatcherConfig.builder().ringSize(64).maxBatchSize(64).build(),
         batch -> CompletableFuture.runAsync(() -> {
           for (int i = 0; i < batch.size(); i++) {
             batch.complete(i, batch.item(i) * 2);
           }
         }, pool));
-    Future<Integer> caller = pool.submit(() -> batcher.submit(21).join());
-    assertThat(caller.get(10, TimeUnit.SECONDS)).as("the caller's result").isEqualTo(42);
   }
 }

@@ -133,10 +133,11 @@ final class ConsumerWaitStrategy implements WaitStrategy {
    * {@code cursor} the ring's cursor. Consumer thread only, with an empty batch.
    */
   void gatherIfDue(long lastTaken, long cursor, int maxBatchSize) {
-    int items = selfClock.target(cursor - lastTaken, maxBatchSize);
     if (mode != WaitMode.BLOCKING || gathersCut) {
-      return; // a consumer told to spin or yield keeps doing so: it was given the core for its latency
+      selfClock.forget(); // a consumer told to spin or yield keeps doing so: it was given the core for its latency
+      return;
     }
+    int items = selfClock.target(cursor - lastTaken, maxBatchSize);
     if (items > 0) {
       gather(lastTaken, items, selfClock.deadlineNanos());
     }

@@ -239,44 +239,37 @@ public class ItemFuture<T> extends CompletableFuture<T> {
     return waiter instanceof Thread t && Threads.isVirtual(t);
   }
 
-  /** Wakes the waiting thread, if any: after a completion by any other path than the batch completer's. */
-  private void wake() {
-    if (waiter instanceof Thread) {
-      claim();
-    }
-  }
-
   @Override
   public boolean complete(T value) {
     boolean completed = super.complete(value);
-    wake();
+    claim(); // wakes the waiting thread, if any: a completion by another path than the batch completer's
     return completed;
   }
 
   @Override
   public boolean completeExceptionally(Throwable ex) {
     boolean completed = super.completeExceptionally(ex);
-    wake();
+    claim();
     return completed;
   }
 
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
     boolean cancelled = super.cancel(mayInterruptIfRunning);
-    wake();
+    claim();
     return cancelled;
   }
 
   @Override
   public void obtrudeValue(T value) {
     super.obtrudeValue(value);
-    wake();
+    claim();
   }
 
   @Override
   public void obtrudeException(Throwable ex) {
     super.obtrudeException(ex);
-    wake();
+    claim();
   }
 
   /**
