@@ -60,9 +60,10 @@ public final class Checks {
 
   /**
    * Heap a ring takes per slot, with some margin: the padded {@code SubmissionSlot} (about 144 bytes), its
-   * reference in the ring's array, and the batch storage that may grow to the ring size.
+   * reference in the ring's array, its item and future references in the two dense arrays, and the batch
+   * storage that may grow to the ring size.
    */
-  static final long BYTES_PER_SLOT = 168;
+  static final long BYTES_PER_SLOT = 184;
 
   /**
    * Refuses rings that cannot be allocated in this JVM's maximum heap, before anything is allocated, so that a

@@ -270,7 +270,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         if (batch.isEmpty()) {
           batchStart = l.linger().isZero() ? 0 : readTicker(); // before the add: a close then finds it unread
         }
-        batch.add(slot.item, slot.future, weight, sequence, slot.stamp); // added, then emptied: never in neither place
+        batch.add(slot.item(), slot.future(), weight, sequence, slot.stamp); // added, then emptied: never in neither place
         slot.mark(SubmissionSlot.EMPTY);
         lastTaken = sequence;
         if (batch.size() >= l.maxBatchSize() || batch.weight() >= l.maxBatchBytes()) {

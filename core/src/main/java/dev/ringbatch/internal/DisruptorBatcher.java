@@ -65,7 +65,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     Ticker ticker = new GuardedTicker(name, config.ticker());
     SelfClock selfClock = new SelfClock();
     this.waitStrategy = new ConsumerWaitStrategy(config.waitMode(), selfClock);
-    this.ring = RingBuffer.createMultiProducer(SubmissionSlot::new, ringSize, waitStrategy);
+    this.ring = SubmissionSlot.newRing(ringSize, waitStrategy);
     Sequence consumed = new Sequence(-1);
     ring.addGatingSequences(consumed);
     this.consumers = consumers;

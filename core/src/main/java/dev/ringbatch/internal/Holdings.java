@@ -56,7 +56,7 @@ final class Holdings<T, R> {
       }
       SubmissionSlot slot = ring.get(sequence);
       if (slot.kind == SubmissionSlot.ITEM) {
-        into.add(slot.future, cause);
+        into.add(slot.future(), cause);
       }
       slot.mark(SubmissionSlot.EMPTY);
     }

@@ -1,24 +1,44 @@
 package dev.ringbatch.internal;
 
+import com.lmax.disruptor.BlockingWaitStrategy;
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.WaitStrategy;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /** The fields of a {@link SubmissionSlot}; the subclass adds padding after them. */
 abstract class SlotFields {
   byte kind;
-  @Nullable Object item;
-  @Nullable CompletableFuture<Object> future;
   long weight;
   /** When the producer published the item ({@code Ticker} terms), or {@code NOT_STAMPED}. */
   long stamp;
+  /** The ring's dense arrays of items and futures, shared by every slot, and this slot's index in them. */
+  final @Nullable Object[] items;
+  final @Nullable Object[] futures;
+  final int index;
+
+  SlotFields(@Nullable Object[] items, @Nullable Object[] futures, int index) {
+    this.items = items;
+    this.futures = futures;
+    this.index = index;
+  }
 }
 
 /**
  * One preallocated ring entry. A producer fills it between claiming and publishing its sequence; the
- * consumer copies it out and clears it. Fields are plain: the producer's writes happen-before the
- * consumer's reads through the sequencer's release-store of the slot's availability flag and the
- * consumer's acquire-load of it; the consumer's clearing happens-before the next producer's fill through
+ * consumer copies it out and clears it. Fields and array elements are plain: the producer's writes
+ * happen-before the consumer's reads through the sequencer's release-store of the slot's availability flag and
+ * the consumer's acquire-load of it; the consumer's clearing happens-before the next producer's fill through
  * the release-store of the consumer's gating sequence.
+ *
+ * <p>The slot keeps its primitives; the item and future references live in two arrays shared by the ring.
+ * In a running service the ring sits in the old generation, and every store of a new item's reference into it
+ * dirties a card (512 bytes) that G1 must refine. In padded slots of about 144 bytes that was one card per 3.5
+ * items, and on JDK 17 the refinement cost {@code offer} 8x once a full GC had promoted the ring (62.8 against
+ * 8.2 ops/µs; docs/results/issue22-old-generation-ring.txt). Dense arrays put 128 references on a card, as an
+ * {@code ArrayBlockingQueue} does. Within each block of 128 positions, consecutive sequences are spread 16
+ * elements (a cache line) apart, so that the consumer clearing one slot and a producer filling the next do not
+ * write the same line.
  */
 final class SubmissionSlot extends SlotFields {
   // Padding after the fields (a subclass's fields are laid out after its superclass's): slots are allocated
@@ -38,18 +58,67 @@ final class SubmissionSlot extends SlotFields {
   /** Published by close: everything before it must be written, then the consumer stops. */
   static final byte CLOSE = 3;
 
+  /** Positions per block whose sequences are spread over distinct cache lines: one card of references. */
+  static final int BLOCK = 128;
+
+  private SubmissionSlot(@Nullable Object[] items, @Nullable Object[] futures, int index) {
+    super(items, futures, index);
+  }
+
+  /** A multi-producer ring of {@code size} slots that blocks its consumer ({@link BlockingWaitStrategy}). */
+  static RingBuffer<SubmissionSlot> newRing(int size) {
+    return newRing(size, new BlockingWaitStrategy());
+  }
+
+  /** A multi-producer ring of {@code size} slots (a power of two) whose references share two dense arrays. */
+  static RingBuffer<SubmissionSlot> newRing(int size, WaitStrategy waitStrategy) {
+    Object[] items = new Object[size];
+    Object[] futures = new Object[size];
+    int[] next = {0};
+    RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(
+        () -> new SubmissionSlot(items, futures, index(next[0]++, size)), size, waitStrategy);
+    for (int position = 0; position < size; position++) { // the Disruptor fills its entries in order: checked
+      if (ring.get(position).index != index(position, size)) {
+        throw new IllegalStateException("ring slot " + position + " was not created in sequence order");
+      }
+    }
+    return ring;
+  }
+
+  /**
+   * The array index of ring position {@code position}: a permutation within each block of 128 that puts
+   * consecutive positions 16 elements apart, reversed in odd blocks so that a block's last position and the
+   * next block's first are not neighbours either.
+   */
+  static int index(int position, int size) {
+    if (size < BLOCK) {
+      return position;
+    }
+    int spread = ((position & 7) << 4) | ((position >>> 3) & 15);
+    return (position & -BLOCK) | ((position & BLOCK) == 0 ? spread : BLOCK - 1 - spread);
+  }
+
   void fill(Object item, @Nullable CompletableFuture<Object> future, long weight, long stamp) {
     this.kind = ITEM;
-    this.item = item;
-    this.future = future;
+    items[index] = item;
+    futures[index] = future;
     this.weight = weight;
     this.stamp = stamp;
   }
 
+  @Nullable Object item() {
+    return items[index];
+  }
+
+  @SuppressWarnings("unchecked")
+  @Nullable CompletableFuture<Object> future() {
+    return (CompletableFuture<Object>) futures[index];
+  }
+
   void mark(byte kind) {
     this.kind = kind;
-    this.item = null;
-    this.future = null;
+    items[index] = null;
+    futures[index] = null;
     this.weight = 0;
   }
 }

@@ -25,7 +25,7 @@ class GatherWaitTest {
   private static final long LONG = TimeUnit.SECONDS.toNanos(60);
 
   private final ConsumerWaitStrategy wait = new ConsumerWaitStrategy(WaitMode.BLOCKING, new SelfClock());
-  private final RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, 64, wait);
+  private final RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(64, wait);
   private final SequenceBarrier barrier = ring.newBarrier();
 
   /** The consumer: gathers for {@code items} after nothing taken, then waits for sequence 0; what it returns. */

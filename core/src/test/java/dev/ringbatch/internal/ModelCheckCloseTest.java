@@ -401,7 +401,7 @@ class ModelCheckCloseTest {
 
     @Override
     public void run() {
-      ring = RingBuffer.createMultiProducer(SubmissionSlot::new, 4,
+      ring = SubmissionSlot.newRing(4,
           new ConsumerWaitStrategy(WaitMode.BLOCKING, new SelfClock()));
       gate = new PublishGate("model", ring, OverflowPolicy.DROP, Duration.ofSeconds(1), new ConsumerGroup(),
           new GuardedStatsRecorders("model"), System::nanoTime);

@@ -27,7 +27,7 @@ class Review22GatherHandshakeStressTest {
   @Test
   void claimsReachingTheTarget_alwaysWakeTheGather() throws Exception {
     ConsumerWaitStrategy wait = new ConsumerWaitStrategy(WaitMode.BLOCKING, new SelfClock());
-    RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, 64, wait);
+    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(64, wait);
     Sequence consumed = new Sequence(-1);
     ring.addGatingSequences(consumed);
     SequenceBarrier barrier = ring.newBarrier();

@@ -114,7 +114,7 @@ class RoomWaitersLostWakeupTest {
   @Test
   void wakeSpentOnInterruptedWaiterIsLost() throws Exception {
     HookedSequence consumed = new HookedSequence();
-    RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, RING);
+    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(RING);
     ring.addGatingSequences(consumed);
     PublishGate gate = new PublishGate("lost-wakeup", ring, OverflowPolicy.BLOCK, SUBMIT_TIMEOUT,
         new ConsumerGroup(), new GuardedStatsRecorders("lost-wakeup"), System::nanoTime);
@@ -168,7 +168,7 @@ class RoomWaitersLostWakeupTest {
   @Test
   void wakeSpentOnWaiterThatAlreadyClaimedIsLost() throws Exception {
     Sequence consumed = new Sequence(-1);
-    RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, RING);
+    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(RING);
     ring.addGatingSequences(consumed);
     PublishGate gate = new PublishGate("lost-wakeup-2", ring, OverflowPolicy.BLOCK, SUBMIT_TIMEOUT,
         new ConsumerGroup(), new GuardedStatsRecorders("lost-wakeup-2"), System::nanoTime);
@@ -215,7 +215,7 @@ class RoomWaitersLostWakeupTest {
   @Test
   void controlLoneWaiterIsWoken() throws Exception {
     Sequence consumed = new Sequence(-1);
-    RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, RING);
+    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(RING);
     ring.addGatingSequences(consumed);
     PublishGate gate = new PublishGate("control", ring, OverflowPolicy.BLOCK, SUBMIT_TIMEOUT,
         new ConsumerGroup(), new GuardedStatsRecorders("control"), System::nanoTime);

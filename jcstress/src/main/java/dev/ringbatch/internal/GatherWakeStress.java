@@ -25,7 +25,7 @@ import org.openjdk.jcstress.infra.results.ZZ_Result;
 @State
 public class GatherWakeStress {
   private final ConsumerWaitStrategy wait = new ConsumerWaitStrategy(WaitMode.BLOCKING, new SelfClock());
-  private final RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, 4, wait);
+  private final RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(4, wait);
   private final Sequence cursor;
 
   public GatherWakeStress() {

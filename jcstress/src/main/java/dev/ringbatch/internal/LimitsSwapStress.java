@@ -33,7 +33,7 @@ public class LimitsSwapStress {
   public LimitsSwapStress() {
     SelfClock selfClock = new SelfClock();
     ConsumerWaitStrategy wait = new ConsumerWaitStrategy(WaitMode.BLOCKING, selfClock);
-    RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(SubmissionSlot::new, 2, wait);
+    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(2, wait);
     BatchSink<Object, Void> sink = BatchSink.noResult(items -> { });
     HandOver handOver = new HandOver();
     FlushWaiters flushWaiters = new FlushWaiters();

@@ -25,7 +25,7 @@ public class OfferFullRingStress {
   private final PublishGate gate;
 
   public OfferFullRingStress() {
-    ring = RingBuffer.createMultiProducer(SubmissionSlot::new, 2, new BusySpinWaitStrategy());
+    ring = SubmissionSlot.newRing(2, new BusySpinWaitStrategy());
     ring.addGatingSequences(new Sequence(-1)); // a consumer that never moves: two slots in all
     gate = StressParts.gate(ring);
     gate.publish(gate.tryClaim(), "first", null, 0, SubmissionSlot.NOT_STAMPED); // one slot left

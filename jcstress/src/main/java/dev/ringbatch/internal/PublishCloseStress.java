@@ -29,7 +29,7 @@ import org.openjdk.jcstress.infra.results.LL_Result;
 @State
 public class PublishCloseStress {
   private final RingBuffer<SubmissionSlot> ring =
-      RingBuffer.createMultiProducer(SubmissionSlot::new, 4, new BusySpinWaitStrategy());
+      SubmissionSlot.newRing(4, new BusySpinWaitStrategy());
   private final PublishGate gate = StressParts.gate(ring);
 
   @Actor

@@ -1,0 +1,58 @@
+package dev.ringbatch.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.lmax.disruptor.RingBuffer;
+import java.util.BitSet;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The ring's dense reference layout ({@link SubmissionSlot}): every position owns its own array element, the
+ * elements of consecutive sequences lie a cache line apart, and one block of positions fills one card.
+ */
+class SubmissionSlotTest {
+
+  @ParameterizedTest
+  @ValueSource(ints = {1, 2, 64, 128, 256, 16_384})
+  void everyPositionHasItsOwnElement(int size) {
+    BitSet seen = new BitSet(size);
+    for (int position = 0; position < size; position++) {
+      int index = SubmissionSlot.index(position, size);
+      assertThat(index).as("index of position %d in a ring of %d", position, size).isBetween(0, size - 1);
+      assertThat(seen.get(index)).as("index %d taken twice (position %d)", index, position).isFalse();
+      seen.set(index);
+    }
+    assertThat(seen.cardinality()).isEqualTo(size);
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {128, 1024, 16_384})
+  void consecutiveSequencesLieALineApartAndEachBlockOnItsCard(int size) {
+    for (int position = 0; position < size; position++) {
+      int here = SubmissionSlot.index(position, size);
+      int next = SubmissionSlot.index((position + 1) % size, size); // the last position wraps to the first
+      assertThat(Math.abs(next - here)).as("positions %d and %d", position, position + 1).isGreaterThanOrEqualTo(16);
+      assertThat(here / SubmissionSlot.BLOCK).isEqualTo(position / SubmissionSlot.BLOCK);
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {4, 256})
+  void aSlotKeepsWhatItsProducerFilledUntilMarked(int size) {
+    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(size);
+    CompletableFuture<Object> future = new CompletableFuture<>();
+    for (long sequence = 0; sequence < 2L * size; sequence++) {
+      SubmissionSlot slot = ring.get(sequence);
+      slot.fill("item" + sequence, sequence % 2 == 0 ? future : null, 7, 11);
+      assertThat(ring.get(sequence).item()).isEqualTo("item" + sequence);
+      assertThat(ring.get(sequence).future()).isSameAs(sequence % 2 == 0 ? future : null);
+      assertThat(ring.get(sequence + 1).item()).as("the next slot").isNull();
+      slot.mark(SubmissionSlot.EMPTY);
+      assertThat(slot.item()).isNull();
+      assertThat(slot.future()).isNull();
+      assertThat(slot.weight).isZero();
+    }
+  }
+}
