@@ -36,8 +36,8 @@ abstract class SlotFields {
  * dirties a card (512 bytes) that G1 must refine. In padded slots of about 144 bytes that was one card per 3.5
  * items, and on JDK 17 the refinement cost {@code offer} 8x once a full GC had promoted the ring (62.8 against
  * 8.2 ops/µs; docs/results/issue22-old-generation-ring.txt). Dense arrays put 128 references on a card, as an
- * {@code ArrayBlockingQueue} does. Within each block of 128 positions, consecutive sequences are spread 16
- * elements (a cache line) apart, so that the consumer clearing one slot and a producer filling the next do not
+ * {@code ArrayBlockingQueue} does. Within each block of 1,024 positions ({@link #index}), consecutive sequences
+ * lie on different cache lines, so that the consumer clearing one slot and a producer filling the next rarely
  * write the same line.
  */
 final class SubmissionSlot extends SlotFields {
@@ -58,8 +58,13 @@ final class SubmissionSlot extends SlotFields {
   /** Published by close: everything before it must be written, then the consumer stops. */
   static final byte CLOSE = 3;
 
-  /** Positions per block whose sequences are spread over distinct cache lines: one card of references. */
-  static final int BLOCK = 128;
+  /**
+   * Positions per block whose sequences are spread over the block's cache lines: 1,024 references, eight cards;
+   * a smaller ring is one block.
+   */
+  static final int BLOCK = 1024;
+  /** References per 64-byte cache line with compressed references (with 8-byte ones a line holds 8). */
+  private static final int LINE = 16;
 
   private SubmissionSlot(@Nullable Object[] items, @Nullable Object[] futures, int index) {
     super(items, futures, index);
@@ -86,22 +91,30 @@ final class SubmissionSlot extends SlotFields {
   }
 
   /**
-   * The array index of ring position {@code position}: a permutation within each block of 128 that puts
-   * consecutive positions 16 elements apart, reversed in odd blocks so that a block's last position and the
-   * next block's first are not neighbours either.
+   * The array index of ring position {@code position}: within each block, consecutive positions go to
+   * consecutive cache lines (position {@code p} to line {@code p mod lines}), so that a producer's line is
+   * shared with the consumer only when the consumer is a multiple of the block's line count behind. Odd blocks
+   * run backwards, so that a block's last position and the next block's first are not neighbours either. Rings
+   * of fewer than 64 slots keep positions in order.
    */
   static int index(int position, int size) {
-    if (size < BLOCK) {
+    int block = Math.min(size, BLOCK);
+    if (block < 4 * LINE) {
       return position;
     }
-    int spread = ((position & 7) << 4) | ((position >>> 3) & 15);
-    return (position & -BLOCK) | ((position & BLOCK) == 0 ? spread : BLOCK - 1 - spread);
+    int lines = block / LINE;
+    int local = position & (block - 1);
+    int spread = (local & (lines - 1)) * LINE + (local / lines);
+    return (position & -block) | ((position & block) == 0 ? spread : block - 1 - spread);
   }
 
+  /** Fills an empty slot: its references are null (see {@link #mark}), so a null future needs no store. */
   void fill(Object item, @Nullable CompletableFuture<Object> future, long weight, long stamp) {
     this.kind = ITEM;
     items[index] = item;
-    futures[index] = future;
+    if (future != null) {
+      futures[index] = future;
+    }
     this.weight = weight;
     this.stamp = stamp;
   }
@@ -115,10 +128,18 @@ final class SubmissionSlot extends SlotFields {
     return (CompletableFuture<Object>) futures[index];
   }
 
+  /**
+   * Marks the slot and clears its references. A reference already null is only read: a store would take the
+   * cache line from a producer filling a neighbouring slot.
+   */
   void mark(byte kind) {
     this.kind = kind;
-    items[index] = null;
-    futures[index] = null;
+    if (items[index] != null) {
+      items[index] = null;
+    }
+    if (futures[index] != null) {
+      futures[index] = null;
+    }
     this.weight = 0;
   }
 }

@@ -15,7 +15,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class SubmissionSlotTest {
 
   @ParameterizedTest
-  @ValueSource(ints = {1, 2, 64, 128, 256, 16_384})
+  @ValueSource(ints = {1, 2, 32, 64, 128, 256, 1024, 2048, 16_384, 65_536})
   void everyPositionHasItsOwnElement(int size) {
     BitSet seen = new BitSet(size);
     for (int position = 0; position < size; position++) {
@@ -28,18 +28,19 @@ class SubmissionSlotTest {
   }
 
   @ParameterizedTest
-  @ValueSource(ints = {128, 1024, 16_384})
+  @ValueSource(ints = {64, 128, 1024, 2048, 16_384})
   void consecutiveSequencesLieALineApartAndEachBlockOnItsCard(int size) {
     for (int position = 0; position < size; position++) {
       int here = SubmissionSlot.index(position, size);
       int next = SubmissionSlot.index((position + 1) % size, size); // the last position wraps to the first
       assertThat(Math.abs(next - here)).as("positions %d and %d", position, position + 1).isGreaterThanOrEqualTo(16);
-      assertThat(here / SubmissionSlot.BLOCK).isEqualTo(position / SubmissionSlot.BLOCK);
+      int block = Math.min(size, SubmissionSlot.BLOCK);
+      assertThat(here / block).as("block of position %d", position).isEqualTo(position / block);
     }
   }
 
   @ParameterizedTest
-  @ValueSource(ints = {4, 256})
+  @ValueSource(ints = {4, 256, 2048})
   void aSlotKeepsWhatItsProducerFilledUntilMarked(int size) {
     RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(size);
     CompletableFuture<Object> future = new CompletableFuture<>();
