@@ -12,15 +12,24 @@ final class SpinHint {
   private static final long WINDOW_NANOS = 2_000;
   /** The weight of one batch in the mean, 1/8. */
   private static final int MEAN_SHIFT = 3;
+  /**
+   * Batches of more items than this on average: callers park at once. A caller among that many is a whole batch
+   * cycle from its result, and the spins of so many take the cores the consumer needs. The batch size, not the
+   * number of callers that parked, since fewer park while they spin: the rule must not feed on itself.
+   */
+  static final int SPINNING_BATCH = Integer.getInteger("ringbatch.spinBatch", 16);
 
   private volatile boolean worthSpinning = true;
   /** The mean write time of recent batches with waiting callers; consumer thread only. */
   private long meanWriteNanos;
+  /** The mean size of such batches, times 8 (fixed point); consumer thread only. */
+  private long meanSize8;
 
-  /** A batch that callers waited on took {@code writeNanos} in the sink. Consumer thread. */
-  void written(long writeNanos) {
+  /** A batch of {@code size} items that callers waited on took {@code writeNanos} in the sink. Consumer thread. */
+  void written(long writeNanos, int size) {
     meanWriteNanos += (Math.max(0, writeNanos) - meanWriteNanos) >> MEAN_SHIFT;
-    boolean worth = meanWriteNanos < WINDOW_NANOS;
+    meanSize8 += (((long) size << 3) - meanSize8) >> MEAN_SHIFT;
+    boolean worth = meanWriteNanos < WINDOW_NANOS && meanSize8 <= (long) SPINNING_BATCH << 3;
     if (worth != worthSpinning) {
       worthSpinning = worth; // only on a change: every submit reads this line
     }

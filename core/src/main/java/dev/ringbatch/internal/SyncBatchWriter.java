@@ -127,10 +127,11 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     }
     completing.lazySet(true); // a close that takes over now waits, a little, for these futures
     try {
+      int size = batch.size();
       BatchCompleter.Wakes woken = completer.complete(batch, failure, writeNanos, selfClock.quickSink());
       selfClock.completed(woken, writeNanos);
       if (woken != null && woken.total() > woken.virtual()) {
-        spinHint.written(writeNanos); // platform-thread callers waited: tell the next ones whether to spin
+        spinHint.written(writeNanos, size); // platform-thread callers waited: tell the next ones whether to spin
       }
     } finally {
       completing.lazySet(false);
