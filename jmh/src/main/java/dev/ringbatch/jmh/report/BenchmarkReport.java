@@ -173,7 +173,7 @@ public final class BenchmarkReport {
     return new Runner(options.build()).run();
   }
 
-  private static ProgressBar progressBar(int steps) {
+  static ProgressBar progressBar(int steps) {
     ProgressBarBuilder builder = new ProgressBarBuilder().setTaskName("benchmarks").setInitialMax(steps);
     if (System.console() == null) {
       builder.setConsumer(new DelegatingProgressBarConsumer(System.out::println)).setUpdateIntervalMillis(10_000);

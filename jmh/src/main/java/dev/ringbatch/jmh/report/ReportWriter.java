@@ -72,7 +72,10 @@ final class ReportWriter {
         .append("items/s instead of 60–120 M for `offer`). Padded ring slots and a short local pause after a small ")
         .append("run while producers are busy removed that mode (6 of 6 forks fast with ")
         .append("`ThroughputBenchmark.offer -f 6`); the \"iterations min–max\" ")
-        .append("column shows the spread that remains.\n\n");
+        .append("column shows the spread that remains.\n\n")
+        .append("**JDK 17 and promoted rings.** This run uses one JVM and young rings. The cells with a target ")
+        .append("against the queue, on JDK 17 and 25, each also after a full GC has promoted the ring to the old ")
+        .append("generation (JMH `-gc true`), are in [benchmarks-variants](benchmarks-variants.md).\n\n");
     md.append("## Targets\n\nP1–P10 are this project's own performance targets, set before measuring; each section ")
         .append("below is named after the target it measures.\n\n")
         .append(goals.table());

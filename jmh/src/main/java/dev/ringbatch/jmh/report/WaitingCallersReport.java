@@ -155,16 +155,17 @@ final class WaitingCallersReport {
     return s.append(CLOSED_LOOP_NOTE).append("\n\n").toString();
   }
 
-  static final String CLOSED_LOOP_NOTE = "How to read the cells where ringbatch is below 1×: in a closed loop "
-      + "every call ends with its caller being woken, and the batcher's one consumer completes every future "
-      + "(a thread unpark, for a virtual thread a hand-off to its scheduler). On this 2-core machine the consumer "
-      + "shares the cores with the callers (or with the virtual threads' two carriers): every microsecond it "
-      + "spends waiting for more items, spinning before it parks, is taken from the callers, and the "
-      + "`ArrayBlockingQueue` batcher, whose consumer parks at once and wakes late, gathers larger batches "
-      + "for the same load. A profile of the 1,024-virtual-caller cell and the consumer variants tried "
-      + "(spin, yield, park at once, a virtual consumer thread, longer coalescing, ring sizes), with their "
-      + "figures, are in `docs/results/issue14-consumer-wait-experiments.txt`; `docs/tuning.md` says what "
-      + "to choose for such callers.";
+  static final String CLOSED_LOOP_NOTE = "How to read the cells where ringbatch is below 1×: in a closed "
+      + "loop every call ends with its caller being woken, and the batcher's one consumer completes every "
+      + "future (a thread unpark, for a virtual "
+      + "thread a hand-off to its scheduler). On this 2-core machine the consumer shares the cores with the "
+      + "callers (or with the virtual threads' two carriers). Into the simulated database both batchers wait "
+      + "on the sink and batch alike: those cells sit within a few per cent of 1×. With a no-op sink the "
+      + "cells below 1× are bound by wake-ups: about half of both batchers' CPU is in the kernel's scheduler "
+      + "(profile and every variant tried, the self-clocked wait, the waiter, the wake relay, in "
+      + "`docs/results/issue22-waiting-callers.txt`; the earlier consumer variants in "
+      + "`docs/results/issue14-consumer-wait-experiments.txt`). The same cells on JDK 17, and with promoted "
+      + "rings, are in `docs/benchmarks-variants.md`; `docs/tuning.md` says what to choose for such callers.";
 
   private static String rate(Cell cell) {
     return fmt(cell.callsPerSecond(), 0) + " ± " + fmt(100 * cell.relativeError(), 0) + " %";
