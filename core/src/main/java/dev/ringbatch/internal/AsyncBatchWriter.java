@@ -40,6 +40,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private final BatchCompleter completer;
   private final FlushWaiters flushWaiters;
   private final Runnable wakeConsumer;
+  private final SpinHint spinHint;
 
   private final AtomicInteger inFlight = new AtomicInteger();
   /** Settles under way on any thread, and how deep this thread is in them (a dependent action may close). */
@@ -51,7 +52,8 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private long idleFinish = -1;
 
   AsyncBatchWriter(String name, int ringSize, AsyncBatchSink<T, R> sink, int maxInFlight, int initialCapacity,
-      Ticker ticker, HandOver handOver, BatchCompleter completer, FlushWaiters flushWaiters, Runnable wakeConsumer) {
+      Ticker ticker, HandOver handOver, BatchCompleter completer, FlushWaiters flushWaiters, Runnable wakeConsumer,
+      SpinHint spinHint) {
     this.name = name;
     this.ringSize = ringSize;
     this.sink = sink;
@@ -62,6 +64,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     this.completer = completer;
     this.flushWaiters = flushWaiters;
     this.wakeConsumer = wakeConsumer;
+    this.spinHint = spinHint;
   }
 
   /** One dispatch of a batch; never reused. {@code done} is guarded by {@code order}. */
@@ -163,7 +166,11 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     try {
       inFlight.decrementAndGet(); // before the futures: their dependent actions may need the slot
       wakeConsumer.run(); // it may wait for the slot, or for every batch to settle at the close marker
-      completer.complete(batch, cause, writeNanos);
+      int size = batch.size();
+      BatchCompleter.Wakes woken = completer.complete(batch, cause, writeNanos);
+      if (woken != null && woken.total() > woken.virtual()) {
+        spinHint.written(writeNanos, size); // platform-thread callers waited: tell the next ones whether to spin
+      }
       finishInOrder(ticket);
       pool.add(batch);
     } finally {

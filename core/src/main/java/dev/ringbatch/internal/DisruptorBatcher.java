@@ -78,7 +78,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
         ? new SyncBatchWriter<>(name, ringSize, requireNonNull(sink, "sink"), config.retryPolicy(), ticker,
             handOver, completer, flushWaiters, selfClock, spinHint)
         : new AsyncBatchWriter<>(name, ringSize, asyncSink, config.maxInFlightBatches(), limits.maxBatchSize(),
-            ticker, handOver, completer, flushWaiters, waitStrategy::wake);
+            ticker, handOver, completer, flushWaiters, waitStrategy::wake, spinHint);
     this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
         completer, flushWaiters, limits, ticker, gate, selfClock);
     ThreadFactory factory = config.threadFactory();

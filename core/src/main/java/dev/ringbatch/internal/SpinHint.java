@@ -5,7 +5,8 @@ package dev.ringbatch.internal;
  * only while the sink writes batches quickly, so that a result is usually a few hundred nanoseconds away. A park
  * and its wake-up cost a futex round trip each, tens of microseconds on a loaded machine, far more than a short
  * spin; but a spin that waits for a slow sink only takes the core from the sink and the other callers. Written by
- * the consumer after each batch that callers waited on, read by producers when they submit.
+ * whichever thread settles a batch that callers waited on (the consumer; for an async sink, the thread that
+ * completed the sink's stage, several at once), read by producers when they submit.
  */
 final class SpinHint {
   /** A sink slower than this on average: callers park at once. About the spin's own length. */
@@ -20,13 +21,16 @@ final class SpinHint {
   static final int SPINNING_BATCH = Integer.getInteger("ringbatch.spinBatch", 16);
 
   private volatile boolean worthSpinning = true;
-  /** The mean write time of recent batches with waiting callers; consumer thread only. */
+  /** The mean write time of recent batches with waiting callers; guarded by this. */
   private long meanWriteNanos;
-  /** The mean size of such batches, times 8 (fixed point); consumer thread only. */
+  /** The mean size of such batches, times 8 (fixed point); guarded by this. */
   private long meanSize8;
 
-  /** A batch of {@code size} items that callers waited on took {@code writeNanos} in the sink. Consumer thread. */
-  void written(long writeNanos, int size) {
+  /**
+   * A batch of {@code size} items that callers waited on took {@code writeNanos} in the sink. Any thread that
+   * settles a batch; once per batch, so the lock costs nothing that matters.
+   */
+  synchronized void written(long writeNanos, int size) {
     meanWriteNanos += (Math.max(0, writeNanos) - meanWriteNanos) >> MEAN_SHIFT;
     meanSize8 += (((long) size << 3) - meanSize8) >> MEAN_SHIFT;
     boolean worth = meanWriteNanos < WINDOW_NANOS && meanSize8 <= (long) SPINNING_BATCH << 3;
