@@ -31,7 +31,7 @@ public class SettleAbandonStress {
     HandOver handOver = new HandOver();
     completer = new BatchCompleter("stress", counters, new GuardedStatsRecorders("stress"), null);
     writer = new AsyncBatchWriter<>("stress", 4, batch -> stage.thenRun(() -> batch.completeRemaining("written")),
-        1, 1, Ticker.system(), handOver, completer, new FlushWaiters(), () -> { });
+        1, 1, Ticker.system(), handOver, completer, new FlushWaiters(), () -> { }, new SpinHint());
     PendingBatch<Object, Object> batch = new PendingBatch<>(1, 4);
     batch.add("x", item, 0, 0, SubmissionSlot.NOT_STAMPED);
     writer.write(batch, 0);
