@@ -168,9 +168,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
       wakeConsumer.run(); // it may wait for the slot, or for every batch to settle at the close marker
       int size = batch.size();
       BatchCompleter.Wakes woken = completer.complete(batch, cause, writeNanos);
-      if (woken != null && woken.total() > woken.virtual()) {
-        spinHint.written(writeNanos, size); // platform-thread callers waited: tell the next ones whether to spin
-      }
+      spinHint.settled(woken, writeNanos, size);
       finishInOrder(ticket);
       pool.add(batch);
     } finally {

@@ -1,5 +1,7 @@
 package dev.ringbatch.internal;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Whether a caller on a platform thread should spin briefly before it parks for its result ({@link ItemFuture}):
  * only while the sink writes batches quickly, so that a result is usually a few hundred nanoseconds away. A park
@@ -18,13 +20,23 @@ final class SpinHint {
    * cycle from its result, and the spins of so many take the cores the consumer needs. The batch size, not the
    * number of callers that parked, since fewer park while they spin: the rule must not feed on itself.
    */
-  static final int SPINNING_BATCH = Integer.getInteger("ringbatch.spinBatch", 16);
+  static final int SPINNING_BATCH = 16;
 
   private volatile boolean worthSpinning = true;
   /** The mean write time of recent batches with waiting callers; guarded by this. */
   private long meanWriteNanos;
   /** The mean size of such batches, times 8 (fixed point); guarded by this. */
   private long meanSize8;
+
+  /**
+   * A batch of {@code size} items was settled in {@code writeNanos}, waking {@code woken}: only a batch that
+   * platform-thread callers waited on tells the next ones whether to spin. Any thread that settles a batch.
+   */
+  void settled(BatchCompleter.@Nullable Wakes woken, long writeNanos, int size) {
+    if (woken != null && woken.total() > woken.virtual()) {
+      written(writeNanos, size);
+    }
+  }
 
   /**
    * A batch of {@code size} items that callers waited on took {@code writeNanos} in the sink. Any thread that

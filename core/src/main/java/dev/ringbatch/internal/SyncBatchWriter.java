@@ -130,9 +130,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
       int size = batch.size();
       BatchCompleter.Wakes woken = completer.complete(batch, failure, writeNanos, selfClock.quickSink());
       selfClock.completed(woken, writeNanos);
-      if (woken != null && woken.total() > woken.virtual()) {
-        spinHint.written(writeNanos, size); // platform-thread callers waited: tell the next ones whether to spin
-      }
+      spinHint.settled(woken, writeNanos, size);
     } finally {
       completing.lazySet(false);
     }
