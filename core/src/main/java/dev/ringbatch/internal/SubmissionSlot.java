@@ -9,15 +9,23 @@ import org.jspecify.annotations.Nullable;
 /** The fields of a {@link SubmissionSlot}; the subclass adds padding after them. */
 abstract class SlotFields {
   byte kind;
+  /**
+   * Whether the slot holds a future: read on the slot's own line, so that the consumer of a fire-and-forget
+   * item ({@code offer}) never loads another line for one.
+   */
+  boolean awaited;
   long weight;
   /** When the producer published the item ({@code Ticker} terms), or {@code NOT_STAMPED}. */
   long stamp;
-  /** The ring's dense arrays of items and futures, shared by every slot, and this slot's index in them. */
-  final @Nullable Object[] items;
-  final @Nullable Object[] futures;
+  /** The item and future, in the slot itself; null when the ring keeps its references in dense arrays. */
+  @Nullable Object item;
+  @Nullable CompletableFuture<Object> future;
+  /** The ring's dense arrays of items and futures, shared by every slot, or null; this slot's index in them. */
+  final @Nullable Object @Nullable [] items;
+  final @Nullable Object @Nullable [] futures;
   final int index;
 
-  SlotFields(@Nullable Object[] items, @Nullable Object[] futures, int index) {
+  SlotFields(@Nullable Object @Nullable [] items, @Nullable Object @Nullable [] futures, int index) {
     this.items = items;
     this.futures = futures;
     this.index = index;
@@ -31,14 +39,16 @@ abstract class SlotFields {
  * the consumer's acquire-load of it; the consumer's clearing happens-before the next producer's fill through
  * the release-store of the consumer's gating sequence.
  *
- * <p>The slot keeps its primitives; the item and future references live in two arrays shared by the ring.
- * In a running service the ring sits in the old generation, and every store of a new item's reference into it
- * dirties a card (512 bytes) that G1 must refine. In padded slots of about 144 bytes that was one card per 3.5
+ * <p>Where the references live is chosen once per ring ({@link #denseByDefault}). In a running service the ring
+ * sits in the old generation, and every store of a new item's reference into it dirties a card (512 bytes).
+ * G1 before JDK 20 refines dirty cards eagerly: in padded slots of about 144 bytes that was one card per 3.5
  * items, and on JDK 17 the refinement cost {@code offer} 8x once a full GC had promoted the ring (62.8 against
- * 8.2 ops/µs; docs/results/issue22-old-generation-ring.txt). Dense arrays put 128 references on a card, as an
- * {@code ArrayBlockingQueue} does. Within each block of 1,024 positions ({@link #index}), consecutive sequences
- * lie on different cache lines, so that the consumer clearing one slot and a producer filling the next rarely
- * write the same line.
+ * 8.2 ops/µs; docs/results/issue22-old-generation-ring.txt). There the slot keeps only its primitives and the
+ * references live in two arrays shared by the ring, 128 to a card, as in an {@code ArrayBlockingQueue}; within
+ * each block of 1,024 positions ({@link #index}) consecutive sequences lie on different cache lines, so that
+ * the consumer clearing one slot and a producer filling the next rarely write the same line. From JDK 20 on,
+ * G1 refines only as much as its pause goal needs, and the arrays' second line per item is the larger cost
+ * (0.6x {@code offer} on JDK 25, young or promoted), so the references stay in the slot.
  */
 final class SubmissionSlot extends SlotFields {
   // Padding after the fields (a subclass's fields are laid out after its superclass's): slots are allocated
@@ -66,8 +76,30 @@ final class SubmissionSlot extends SlotFields {
   /** References per 64-byte cache line with compressed references (with 8-byte ones a line holds 8). */
   private static final int LINE = 16;
 
-  private SubmissionSlot(@Nullable Object[] items, @Nullable Object[] futures, int index) {
+  /**
+   * The system property that overrides the layout chosen for this JVM: {@code true} for dense arrays,
+   * {@code false} for references in the slot (docs/tuning.md).
+   */
+  static final String DENSE_PROPERTY = "ringbatch.denseRingReferences";
+
+  private SubmissionSlot(@Nullable Object @Nullable [] items, @Nullable Object @Nullable [] futures, int index) {
     super(items, futures, index);
+  }
+
+  /**
+   * Whether new rings keep their references in dense arrays: on JDK 19 and earlier, whose G1 refines dirty
+   * cards eagerly, unless {@value #DENSE_PROPERTY} says otherwise.
+   */
+  static boolean denseByDefault() {
+    String chosen = System.getProperty(DENSE_PROPERTY);
+    if (chosen == null || chosen.isBlank()) {
+      return Runtime.version().feature() < 20;
+    }
+    if (!chosen.equals("true") && !chosen.equals("false")) {
+      throw new IllegalArgumentException(
+          "system property " + DENSE_PROPERTY + " must be true or false, was '" + chosen + "'");
+    }
+    return Boolean.parseBoolean(chosen);
   }
 
   /** A multi-producer ring of {@code size} slots that blocks its consumer ({@link BlockingWaitStrategy}). */
@@ -75,10 +107,15 @@ final class SubmissionSlot extends SlotFields {
     return newRing(size, new BlockingWaitStrategy());
   }
 
-  /** A multi-producer ring of {@code size} slots (a power of two) whose references share two dense arrays. */
+  /** A multi-producer ring of {@code size} slots (a power of two), laid out for this JVM. */
   static RingBuffer<SubmissionSlot> newRing(int size, WaitStrategy waitStrategy) {
-    Object[] items = new Object[size];
-    Object[] futures = new Object[size];
+    return newRing(size, waitStrategy, denseByDefault());
+  }
+
+  /** A multi-producer ring of {@code size} slots whose references share two dense arrays if {@code dense}. */
+  static RingBuffer<SubmissionSlot> newRing(int size, WaitStrategy waitStrategy, boolean dense) {
+    Object[] items = dense ? new Object[size] : null;
+    Object[] futures = dense ? new Object[size] : null;
     int[] next = {0};
     RingBuffer<SubmissionSlot> ring = RingBuffer.createMultiProducer(
         () -> new SubmissionSlot(items, futures, index(next[0]++, size)), size, waitStrategy);
@@ -111,35 +148,55 @@ final class SubmissionSlot extends SlotFields {
   /** Fills an empty slot: its references are null (see {@link #mark}), so a null future needs no store. */
   void fill(Object item, @Nullable CompletableFuture<Object> future, long weight, long stamp) {
     this.kind = ITEM;
-    items[index] = item;
-    if (future != null) {
-      futures[index] = future;
+    Object[] items = this.items;
+    if (items == null) {
+      this.item = item;
+      this.future = future;
+    } else {
+      items[index] = item;
+      if (future != null) {
+        futures[index] = future;
+      }
     }
+    this.awaited = future != null;
     this.weight = weight;
     this.stamp = stamp;
   }
 
   @Nullable Object item() {
-    return items[index];
+    Object[] items = this.items;
+    return items == null ? item : items[index];
   }
 
   @SuppressWarnings("unchecked")
   @Nullable CompletableFuture<Object> future() {
-    return (CompletableFuture<Object>) futures[index];
+    if (!awaited) {
+      return null;
+    }
+    Object[] futures = this.futures;
+    return futures == null ? future : (CompletableFuture<Object>) futures[index];
   }
 
   /**
-   * Marks the slot and clears its references. A reference already null is only read: a store would take the
-   * cache line from a producer filling a neighbouring slot.
+   * Marks the slot and clears its references. In dense arrays a reference already null is only read, and the
+   * futures array not even that when the slot holds no future: a store would take the cache line from a
+   * producer filling a neighbouring slot.
    */
   void mark(byte kind) {
     this.kind = kind;
-    if (items[index] != null) {
-      items[index] = null;
+    Object[] items = this.items;
+    if (items == null) {
+      this.item = null;
+      this.future = null;
+    } else {
+      if (items[index] != null) {
+        items[index] = null;
+      }
+      if (awaited) {
+        futures[index] = null;
+      }
     }
-    if (futures[index] != null) {
-      futures[index] = null;
-    }
+    this.awaited = false;
     this.weight = 0;
   }
 }

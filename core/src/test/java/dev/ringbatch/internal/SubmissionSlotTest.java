@@ -1,16 +1,21 @@
 package dev.ringbatch.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.lmax.disruptor.BlockingWaitStrategy;
 import com.lmax.disruptor.RingBuffer;
 import java.util.BitSet;
 import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The ring's dense reference layout ({@link SubmissionSlot}): every position owns its own array element, the
- * elements of consecutive sequences lie a cache line apart, and one block of positions fills one card.
+ * The ring's two reference layouts ({@link SubmissionSlot}). Dense: every position owns its own array element,
+ * the elements of consecutive sequences lie a cache line apart, and one block of positions fills one card. In
+ * the slot: each slot keeps its own. Either way a slot holds what its producer filled until it is marked.
  */
 class SubmissionSlotTest {
 
@@ -40,9 +45,10 @@ class SubmissionSlotTest {
   }
 
   @ParameterizedTest
-  @ValueSource(ints = {4, 256, 2048})
-  void aSlotKeepsWhatItsProducerFilledUntilMarked(int size) {
-    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(size);
+  @CsvSource({"4,true", "256,true", "2048,true", "4,false", "256,false", "2048,false"})
+  void aSlotKeepsWhatItsProducerFilledUntilMarked(int size, boolean dense) {
+    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(size, new BlockingWaitStrategy(), dense);
+    assertThat(ring.get(0).items != null).as("dense arrays").isEqualTo(dense);
     CompletableFuture<Object> future = new CompletableFuture<>();
     for (long sequence = 0; sequence < 2L * size; sequence++) {
       SubmissionSlot slot = ring.get(sequence);
@@ -54,6 +60,32 @@ class SubmissionSlotTest {
       assertThat(slot.item()).isNull();
       assertThat(slot.future()).isNull();
       assertThat(slot.weight).isZero();
+      assertThat(slot.awaited).isFalse();
+    }
+  }
+
+  @Test
+  void theLayoutFollowsTheJvmUnlessThePropertyChoosesIt() {
+    String before = System.getProperty(SubmissionSlot.DENSE_PROPERTY);
+    try {
+      System.clearProperty(SubmissionSlot.DENSE_PROPERTY);
+      assertThat(SubmissionSlot.denseByDefault()).as("JDK %s", Runtime.version().feature())
+          .isEqualTo(Runtime.version().feature() < 20);
+      System.setProperty(SubmissionSlot.DENSE_PROPERTY, "true");
+      assertThat(SubmissionSlot.newRing(64).get(0).items).isNotNull();
+      System.setProperty(SubmissionSlot.DENSE_PROPERTY, "false");
+      assertThat(SubmissionSlot.newRing(64).get(0).items).isNull();
+      System.setProperty(SubmissionSlot.DENSE_PROPERTY, "yes");
+      assertThatThrownBy(() -> SubmissionSlot.newRing(64))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining(SubmissionSlot.DENSE_PROPERTY)
+          .hasMessageContaining("'yes'");
+    } finally {
+      if (before == null) {
+        System.clearProperty(SubmissionSlot.DENSE_PROPERTY);
+      } else {
+        System.setProperty(SubmissionSlot.DENSE_PROPERTY, before);
+      }
     }
   }
 }
