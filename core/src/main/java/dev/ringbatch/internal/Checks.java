@@ -59,12 +59,13 @@ public final class Checks {
   }
 
   /**
-   * Heap a ring takes per slot: the padded {@code SubmissionSlot} (152 bytes with compressed references, 160
-   * without), its reference in the ring's array, its item and future references in the two dense arrays, the
-   * Disruptor's availability flag, and the batch storage that may grow to the ring size: 181 bytes with
-   * compressed references, 213 without (ZGC on JDK 17, heaps of 32 GB and more); the larger, with some margin.
+   * Heap a ring takes per slot: the padded {@code SubmissionSlot} (160 bytes with compressed references, 176
+   * without), its reference in the ring's array, on JDK 19 and earlier its item and future references in the two
+   * dense arrays, the Disruptor's availability flag, and the batch storage that may grow to the ring size: 189
+   * bytes with compressed references and dense arrays, 229 without compressed references (ZGC on JDK 17, heaps
+   * of 32 GB and more); the larger, with some margin.
    */
-  static final long BYTES_PER_SLOT = 224;
+  static final long BYTES_PER_SLOT = 240;
 
   /**
    * Refuses rings that cannot be allocated in this JVM's maximum heap, before anything is allocated, so that a

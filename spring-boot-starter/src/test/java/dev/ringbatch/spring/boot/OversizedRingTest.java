@@ -39,6 +39,6 @@ class OversizedRingTest {
     assertThat(child.exitValue()).as(report).isNotZero();
     assertThat(report).contains("APPLICATION FAILED TO START")
         .contains("Invalid value '33554432' for configuration property 'ringbatch.batchers.big.ring-size'")
-        .contains("ringSize 33554432 would take about 7.0 GiB of heap for its slots, more than the maximum heap");
+        .contains("ringSize 33554432 would take about 7.5 GiB of heap for its slots, more than the maximum heap");
   }
 }
