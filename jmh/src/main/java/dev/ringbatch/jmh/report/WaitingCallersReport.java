@@ -91,7 +91,9 @@ final class WaitingCallersReport {
   private String closedLoop() throws IOException {
     StringBuilder s = new StringBuilder("## P3: closed loop, K callers each waiting for its own result\n\n")
         .append("`ClosedLoopBenchmark -p threads=T -p callers=K -p sink=S`: K callers on platform or virtual ")
-        .append("threads, each calling `submit(x).join()` in a loop. ")
+        .append("threads, each calling `submit(x).join()` in a loop; ")
+        .append(BenchmarkReport.CLOSED_LOOP_FORKS).append(" forks per cell (the other sections run ")
+        .append(BenchmarkReport.FORKS).append("). ")
         .append("Sinks: `noop` counts; `db` is a simulated database, busy 20 µs per batch + 50 ns per item. ")
         .append("Rings and queues of 65,536, batches of at most 4,096. Calls/s ± the error; in brackets the ")
         .append("ratio ringbatch / that batcher; CPU is the process CPU time per call (all threads); p50 / p99 ")
