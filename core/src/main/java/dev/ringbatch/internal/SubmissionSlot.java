@@ -48,7 +48,7 @@ abstract class SlotFields {
  * each block of 1,024 positions ({@link #index}) consecutive sequences lie on different cache lines, so that
  * the consumer clearing one slot and a producer filling the next rarely write the same line. From JDK 20 on,
  * G1 refines only as much as its pause goal needs, and the arrays' second line per item is the larger cost
- * (0.6x {@code offer} on JDK 25, young or promoted), so the references stay in the slot.
+ * ({@code offer} 0.56x young and 0.70x promoted on JDK 25), so the references stay in the slot.
  */
 final class SubmissionSlot extends SlotFields {
   // Padding after the fields (a subclass's fields are laid out after its superclass's): slots are allocated

@@ -36,7 +36,7 @@ class Review22AsyncSpinHintTest {
 
   @Test
   @Timeout(60)
-  void anAsyncSinkWhoseWritesTakeMillisecondsStillHandsOutSpinningFutures() throws Exception {
+  void anAsyncSinkWhoseWritesTakeMillisecondsStopsHandingOutSpinningFutures() throws Exception {
     BatcherConfig config = BatcherConfig.builder().ringSize(64).maxBatchSize(64).build();
 
     // Control: a sync sink that is slow (the caller parks during each write) turns the spin off.
@@ -69,7 +69,7 @@ class Review22AsyncSpinHintTest {
       sync.close(Duration.ofSeconds(5));
     }
 
-    // The same slow writes through an async sink: the hint is never told, and callers keep spinning.
+    // The same slow writes through an async sink: the hint is told too, and callers stop spinning.
     BlockingQueue<CompletableFuture<Void>> asyncWrites = new ArrayBlockingQueue<>(16);
     Batcher<Integer, Object> async = Batcher.ofAsync("review22-async", config, batch -> {
       CompletableFuture<Void> stage = new CompletableFuture<>();
