@@ -50,6 +50,15 @@ final class BatchCompleter {
    */
   @Nullable Wakes complete(PendingBatch<?, ?> batch, @Nullable Throwable failure, long writeNanos,
       boolean virtualAtOnce) {
+    try {
+      return completeAll(batch, failure, writeNanos, virtualAtOnce);
+    } finally {
+      batch.clear(); // even past an Error of our own: a batch left settled would never take an item again
+    }
+  }
+
+  private @Nullable Wakes completeAll(PendingBatch<?, ?> batch, @Nullable Throwable failure, long writeNanos,
+      boolean virtualAtOnce) {
     int size = batch.size();
     int failed = failure != null ? size : batch.failedCount();
     if (batch.hasWaits()) {
@@ -61,22 +70,26 @@ final class BatchCompleter {
     Wakes wakes = null; // only for futures with a waiting caller: a fire-and-forget batch allocates nothing here
     for (int i = 0; i < size; i++) {
       CompletableFuture<Object> future = batch.future(i);
-      Throwable cause = causeOf(batch, i, failure);
-      if (future == null) {
-        if (cause != null) {
-          lostFireAndForget++;
-          lostCause = cause;
+      try {
+        Throwable cause = causeOf(batch, i, failure);
+        if (future == null) {
+          if (cause != null) {
+            lostFireAndForget++;
+            lostCause = cause;
+          }
+          continue;
         }
-        continue;
-      }
-      if (wakes != null && future.getNumberOfDependents() > 0) {
-        wakes.now(); // its dependent actions are user code, and may block: callers already done do not wait for them
-      }
-      if (completeQuietly(future, cause == null ? batch.settledResult(i) : null, cause)) {
-        if (wakes == null) {
-          wakes = new Wakes(size - i, virtualAtOnce);
+        if (wakes != null && future.getNumberOfDependents() > 0) {
+          wakes.now(); // its dependent actions are user code, and may block: callers already done do not wait
         }
-        wakes.add((ItemFuture<?>) future);
+        if (completeQuietly(future, cause == null ? batch.settledResult(i) : null, cause)) {
+          if (wakes == null) {
+            wakes = new Wakes(size - i, virtualAtOnce);
+          }
+          wakes.add((ItemFuture<?>) future);
+        }
+      } catch (Throwable own) { // an Error of our own code (OutOfMemoryError, say): this item is still told
+        rescue(batch, i, future, failure, own);
       }
     }
     if (wakes != null) {
@@ -86,11 +99,48 @@ final class BatchCompleter {
     if (lostFireAndForget > 0 && handler != null) {
       tellHandler(handler, batch, failure); // after every future: a handler that blocks holds up no caller
     }
-    batch.clear();
     if (lostFireAndForget > 0 && handler == null) { // their callers cannot be told: logged, rate-limited
       lostLog.failed(lostFireAndForget, size, lostCause);
     }
     return wakes;
+  }
+
+  /**
+   * Item {@code i}'s completion met a throwable of the batcher's own (an allocation that failed): its future gets
+   * its outcome by the public path, which wakes its caller, and nothing else is lost. A future already complete
+   * (the throwable came after) keeps its outcome, and only its caller is woken.
+   */
+  private void rescue(PendingBatch<?, ?> batch, int i, @Nullable CompletableFuture<Object> future,
+      @Nullable Throwable failure, Throwable own) {
+    if (future != null) {
+      boolean written = failure == null && batch.settledState(i) == PendingBatch.SUCCEEDED;
+      Throwable cause = written ? null
+          : batch.settledState(i) == PendingBatch.FAILED ? (Throwable) batch.outcome(i)
+          : failure != null ? failure : own;
+      completeAgain(future, written ? batch.settledResult(i) : null, cause);
+    }
+    log("completing item " + i + " of a batch failed inside the batcher", own);
+  }
+
+  /**
+   * Completes {@code future} by its public methods (which wake an {@link ItemFuture}'s caller) after the usual path
+   * threw before the result was set; a future already complete is left as it is, its caller woken.
+   */
+  private void completeAgain(CompletableFuture<Object> future, @Nullable Object result, @Nullable Throwable cause) {
+    try {
+      if (!future.isDone()) {
+        if (cause == null) {
+          future.complete(result);
+        } else {
+          future.completeExceptionally(cause);
+        }
+      }
+    } catch (Throwable again) {
+      log("an item's future could not be completed; its caller may wait until its timeout", again);
+    }
+    if (future instanceof ItemFuture<?> item) {
+      item.claim();
+    }
   }
 
   /**
@@ -253,10 +303,11 @@ final class BatchCompleter {
    * true when a caller waits on the future ({@link ItemFuture}) and was not woken: the caller must wake it.
    */
   private boolean completeQuietly(CompletableFuture<Object> future, @Nullable Object result, @Nullable Throwable cause) {
+    Throwable failure = cause;
     try {
-      Throwable failure = cause instanceof CancellationException
-          ? cancelledSink(cause) // a sink that failed with a cancellation: the caller's future failed, not cancelled
-          : cause;
+      if (cause instanceof CancellationException) {
+        failure = cancelledSink(cause); // a sink that failed with a cancellation: the caller's future failed
+      }
       if (future instanceof ItemFuture<?> item) {
         return failure == null ? item.completeFor(result) : item.failFor(failure);
       }
@@ -266,9 +317,9 @@ final class BatchCompleter {
         future.completeExceptionally(failure);
       }
     } catch (Throwable t) {
-      if (future instanceof ItemFuture<?> item) {
-        item.claim(); // completed before its dependents threw: its waiter must not wait for the log handler
-      }
+      // Usually completed before its dependents threw; if the completion itself failed first (an allocation),
+      // once more. Either way its waiter is woken now: it must not wait for the log handler.
+      completeAgain(future, result, failure);
       log("a dependent action of an item's future threw", t);
     }
     return false;
