@@ -17,6 +17,9 @@ final class Abandonment {
   private long items;
   private long failedBySink;
   private final List<String> notes = new ArrayList<>();
+  /** Slots claimed but not yet published when gathered: their items, if accepted, fail once published. */
+  private final List<Long> stragglers = new ArrayList<>();
+  private @Nullable Throwable stragglerCause;
 
   /** One item abandoned with {@code cause}; {@code future} is null for a fire-and-forget item. */
   void add(@Nullable CompletableFuture<Object> future, Throwable cause) {
@@ -43,6 +46,23 @@ final class Abandonment {
   /** A line to log once the futures are told (logging is user code too). */
   void note(String message) {
     notes.add(message);
+  }
+
+  /**
+   * A slot its producer claimed but had not published when the ring was scanned (a producer descheduled between
+   * the two): if it publishes an item, that item fails with {@code cause} when it does ({@link Holdings#failStragglers}).
+   */
+  void straggler(long sequence, Throwable cause) {
+    stragglers.add(sequence);
+    stragglerCause = cause;
+  }
+
+  List<Long> stragglers() {
+    return stragglers;
+  }
+
+  @Nullable Throwable stragglerCause() {
+    return stragglerCause;
   }
 
   /** Items abandoned: their callers are told the batcher closed before (or while) they were written. */

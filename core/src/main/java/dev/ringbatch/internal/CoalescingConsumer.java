@@ -141,7 +141,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     Abandonment abandonment = new Abandonment();
     failHoldings(abandonment);
     completer.countAbandoned(abandonment);
-    completer.tellAbandoned(abandonment);
+    tellAbandoned(abandonment);
   }
 
   /**
@@ -418,6 +418,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
   /** Tells the recorders and the callers what {@link #failHoldings} gathered, once the close's report is out. */
   void tellAbandoned(Abandonment abandonment) {
     completer.tellAbandoned(abandonment);
+    holdings.failStragglers(abandonment); // last: it may wait for a descheduled producer
   }
 
   @Override
