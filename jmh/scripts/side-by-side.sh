@@ -2,7 +2,7 @@
 # Runs the same JMH selection on two builds of the benchmarks jar, alternating fork by fork, so that both are
 # measured in one run on the same machine state. Prints each fork's score and the median per build.
 #
-#   jmh/scripts/side-by-side.sh OLD.jar NEW.jar FORKS 'ThroughputBenchmark.offer$' -p target=ringbatch -t 1
+#   [JAVA=/path/to/bin/java] jmh/scripts/side-by-side.sh OLD.jar NEW.jar FORKS 'ThroughputBenchmark.offer$' -p target=ringbatch -t 1
 #
 # Build OLD.jar from another commit with: git worktree add /tmp/old <commit> &&
 #   (cd /tmp/old && mvn -B -q package -Dmaven.test.skip=true -pl jmh -am)   # -> /tmp/old/jmh/target/benchmarks.jar
@@ -12,7 +12,7 @@ out=$(mktemp -d)
 for fork in $(seq 1 "$forks"); do
   for build in old new; do
     jar=$old; [ "$build" = new ] && jar=$new
-    java -jar "$jar" "$@" -f 1 -rf json -rff "$out/$build-$fork.json" > "$out/$build-$fork.log" 2>&1
+    "${JAVA:-java}" -jar "$jar" "$@" -f 1 -rf json -rff "$out/$build-$fork.json" > "$out/$build-$fork.log" 2>&1
   done
 done
 python3 - "$out" "$forks" <<'PY'

@@ -52,19 +52,24 @@ final class BatchCompleter {
       boolean virtualAtOnce) {
     try {
       return completeAll(batch, failure, writeNanos, virtualAtOnce);
-    } finally {
-      batch.clear(); // even past an Error of our own: a batch left settled would never take an item again
+    } catch (Throwable escaped) {
+      batch.clear(); // past an Error of our own: a batch left settled would never take an item again
+      throw escaped;
     }
   }
 
   private @Nullable Wakes completeAll(PendingBatch<?, ?> batch, @Nullable Throwable failure, long writeNanos,
       boolean virtualAtOnce) {
     int size = batch.size();
-    int failed = failure != null ? size : batch.failedCount();
-    if (batch.hasWaits()) {
-      batch.reportWaits(recorders);
+    try {
+      int failed = failure != null ? size : batch.failedCount();
+      if (batch.hasWaits()) {
+        batch.reportWaits(recorders);
+      }
+      recorders.recordBatch(size, batch.weight(), writeNanos, failed);
+    } catch (Throwable own) { // the recorders are guarded: only an Error of our own gets here, and no caller waits for it
+      logQuietly("recording a batch failed inside the batcher", own);
     }
-    recorders.recordBatch(size, batch.weight(), writeNanos, failed);
     int lostFireAndForget = 0;
     Throwable lostCause = null;
     Wakes wakes = null; // only for futures with a waiting caller: a fire-and-forget batch allocates nothing here
@@ -89,7 +94,12 @@ final class BatchCompleter {
           wakes.add((ItemFuture<?>) future);
         }
       } catch (Throwable own) { // an Error of our own code (OutOfMemoryError, say): this item is still told
-        rescue(batch, i, future, failure, own);
+        if (future == null) {
+          lostFireAndForget++;
+          lostCause = own;
+        } else {
+          rescue(batch, i, future, failure, own);
+        }
       }
     }
     if (wakes != null) {
@@ -99,6 +109,7 @@ final class BatchCompleter {
     if (lostFireAndForget > 0 && handler != null) {
       tellHandler(handler, batch, failure); // after every future: a handler that blocks holds up no caller
     }
+    batch.clear();
     if (lostFireAndForget > 0 && handler == null) { // their callers cannot be told: logged, rate-limited
       lostLog.failed(lostFireAndForget, size, lostCause);
     }
@@ -110,16 +121,15 @@ final class BatchCompleter {
    * its outcome by the public path, which wakes its caller, and nothing else is lost. A future already complete
    * (the throwable came after) keeps its outcome, and only its caller is woken.
    */
-  private void rescue(PendingBatch<?, ?> batch, int i, @Nullable CompletableFuture<Object> future,
+  private void rescue(PendingBatch<?, ?> batch, int i, CompletableFuture<Object> future,
       @Nullable Throwable failure, Throwable own) {
-    if (future != null) {
-      boolean written = failure == null && batch.settledState(i) == PendingBatch.SUCCEEDED;
-      Throwable cause = written ? null
-          : batch.settledState(i) == PendingBatch.FAILED ? (Throwable) batch.outcome(i)
-          : failure != null ? failure : own;
-      completeAgain(future, written ? batch.settledResult(i) : null, cause);
-    }
-    log("completing item " + i + " of a batch failed inside the batcher", own);
+    byte state = batch.settledState(i);
+    boolean written = failure == null && state == PendingBatch.SUCCEEDED;
+    Throwable cause = written ? null
+        : state == PendingBatch.FAILED ? (Throwable) batch.outcome(i)
+        : failure != null ? failure : own;
+    completeAgain(future, written ? batch.settledResult(i) : null, cause);
+    logQuietly("completing an item of a batch failed inside the batcher", own);
   }
 
   /**
@@ -132,14 +142,35 @@ final class BatchCompleter {
         if (cause == null) {
           future.complete(result);
         } else {
-          future.completeExceptionally(cause);
+          future.completeExceptionally(sinkFailure(cause));
         }
       }
     } catch (Throwable again) {
-      log("an item's future could not be completed; its caller may wait until its timeout", again);
+      logQuietly("an item's future could not be completed; its caller may wait until its timeout", again);
     }
     if (future instanceof ItemFuture<?> item) {
       item.claim();
+    }
+  }
+
+  /** The failure a caller gets for {@code cause}: a cancellation wrapped, so the future fails rather than cancels. */
+  private Throwable sinkFailure(Throwable cause) {
+    if (!(cause instanceof CancellationException)) {
+      return cause;
+    }
+    try {
+      return cancelledSink(cause);
+    } catch (Throwable own) { // out of memory: failed with that, never cancelled
+      return own;
+    }
+  }
+
+  /** Logs, never throwing: called where an Error of our own was caught, so that the other items are still told. */
+  private void logQuietly(String message, Throwable t) {
+    try {
+      log(message, t);
+    } catch (Throwable ignored) {
+      // even the message could not be built: the items' outcomes matter more than this line
     }
   }
 
@@ -276,6 +307,17 @@ final class BatchCompleter {
     }
   }
 
+  /**
+   * Counts and fails an item a producer published after an abandoning close gave up on its slot
+   * ({@link StragglerWatch}). The recorders are not told: the close's {@code recordClosed} came before.
+   */
+  void failLate(@Nullable CompletableFuture<Object> future, Throwable cause) {
+    counters.recordTakenByClose(1, 0);
+    if (future != null && completeQuietly(future, null, cause)) {
+      ((ItemFuture<?>) future).claim();
+    }
+  }
+
   /** Tells the recorders a batch will be retried. */
   void recordRetry(int attempt, Throwable cause) {
     recorders.recordRetry(attempt, cause);
@@ -303,11 +345,8 @@ final class BatchCompleter {
    * true when a caller waits on the future ({@link ItemFuture}) and was not woken: the caller must wake it.
    */
   private boolean completeQuietly(CompletableFuture<Object> future, @Nullable Object result, @Nullable Throwable cause) {
-    Throwable failure = cause;
     try {
-      if (cause instanceof CancellationException) {
-        failure = cancelledSink(cause); // a sink that failed with a cancellation: the caller's future failed
-      }
+      Throwable failure = cause == null ? null : sinkFailure(cause);
       if (future instanceof ItemFuture<?> item) {
         return failure == null ? item.completeFor(result) : item.failFor(failure);
       }
@@ -319,8 +358,8 @@ final class BatchCompleter {
     } catch (Throwable t) {
       // Usually completed before its dependents threw; if the completion itself failed first (an allocation),
       // once more. Either way its waiter is woken now: it must not wait for the log handler.
-      completeAgain(future, result, failure);
-      log("a dependent action of an item's future threw", t);
+      completeAgain(future, result, cause);
+      logQuietly("a dependent action of an item's future threw", t);
     }
     return false;
   }

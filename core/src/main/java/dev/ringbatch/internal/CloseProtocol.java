@@ -141,7 +141,8 @@ final class CloseProtocol {
         // A batch settled before the take-over (counted) may still be completing its futures: flushes and the
         // report wait for them, up to the grace, unless its dependent actions block.
         consumer.awaitCompletions(System.nanoTime() + HAND_OVER_GRACE_NANOS);
-        drained = gathered.items() == 0; // nothing was left to abandon (an idle batcher closed with 0, say)
+        // nothing was left to abandon (an idle batcher closed with 0, say), nor a slot whose item may come later
+        drained = gathered.items() == 0 && gathered.stragglers().isEmpty();
         interruptConsumer = consumerThread.isAlive() && !consumer.terminated().isDone();
       } else {
         orphaned = "batcher '" + name + "': the consumer did not hand over within "
@@ -158,6 +159,11 @@ final class CloseProtocol {
       failure = new BatcherClosedException(name, ringSize, true,
           "close timed out after " + timeout.toMillis() + " ms and abandoned " + abandonedItems + " item(s)");
     }
+    if (failure == null && !gathered.stragglers().isEmpty()) { // flushes must not say their items were written
+      failure = new BatcherClosedException(name, ringSize, true, "close timed out after " + timeout.toMillis()
+          + " ms while " + gathered.stragglers().size() + " slot(s) were claimed but not published; an item"
+          + " published there fails as abandoned");
+    }
     abandonment = failure;
     CloseReport done = new CloseReport(drained, abandonedItems, Duration.ofNanos(System.nanoTime() - start),
         stats.get());
@@ -170,6 +176,7 @@ final class CloseProtocol {
     String orphanNote = orphaned;
     boolean wasDrained = drained;
     boolean interrupt = interruptConsumer;
+    consumer.watchStragglers(gathered); // a thread of its own, never waited for; no user code here
     long until = Math.max(deadline, System.nanoTime()) + USER_CODE_GRACE_NANOS;
     // Two threads, so that neither a caller's blocking dependent action nor a flush's holds up the other kind.
     runUserCode(until, () -> {

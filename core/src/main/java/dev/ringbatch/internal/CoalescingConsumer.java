@@ -141,7 +141,8 @@ final class CoalescingConsumer<T, R> implements Runnable {
     Abandonment abandonment = new Abandonment();
     failHoldings(abandonment);
     completer.countAbandoned(abandonment);
-    tellAbandoned(abandonment);
+    completer.tellAbandoned(abandonment);
+    holdings.watchStragglers(abandonment);
   }
 
   /**
@@ -415,10 +416,17 @@ final class CoalescingConsumer<T, R> implements Runnable {
     completer.countAbandoned(abandonment);
   }
 
+  /**
+   * Starts watching the slots {@link #failHoldings} found claimed but unpublished, once the close's report is out:
+   * a thread of its own fails their items as their producers publish them ({@link StragglerWatch}).
+   */
+  void watchStragglers(Abandonment abandonment) {
+    holdings.watchStragglers(abandonment);
+  }
+
   /** Tells the recorders and the callers what {@link #failHoldings} gathered, once the close's report is out. */
   void tellAbandoned(Abandonment abandonment) {
     completer.tellAbandoned(abandonment);
-    holdings.failStragglers(abandonment); // last: it may wait for a descheduled producer
   }
 
   @Override

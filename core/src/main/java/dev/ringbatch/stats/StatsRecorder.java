@@ -102,7 +102,9 @@ public interface StatsRecorder {
   /**
    * Records that the batcher finished closing. Called once, on the closing thread; for a sharded batcher,
    * once, after every shard has closed. A metrics binder removes its meters here. A batch still being completed
-   * by a consumer that a timed-out close had to leave behind may be recorded after it.
+   * by a consumer that a timed-out close had to leave behind may be recorded after it. An item a producer
+   * publishes after a timed-out close gave up waiting for its slot is counted in {@code stats()} as abandoned,
+   * but not recorded here.
    *
    * @param report what the close achieved
    */

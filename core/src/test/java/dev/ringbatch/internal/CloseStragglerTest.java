@@ -2,6 +2,7 @@ package dev.ringbatch.internal;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 import com.lmax.disruptor.RingBuffer;
@@ -11,11 +12,16 @@ import dev.ringbatch.BatcherClosedException;
 import dev.ringbatch.BatcherConfig;
 import dev.ringbatch.BatcherStats;
 import dev.ringbatch.CloseReport;
+import dev.ringbatch.stats.StatsRecorder;
 import java.lang.reflect.Field;
+import java.security.Permission;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -25,50 +31,204 @@ import org.junit.jupiter.api.Timeout;
  * item the producer publishes afterwards was accepted (the producer read the batcher open before it paused), so
  * its caller must still be told. Before the fix the close only logged "its item, if accepted, is not failed by
  * this close" and the caller waited for ever. The test plays the producer itself: it claims a slot and publishes
- * it later, exactly as {@code PublishGate.publish} does after reading the batcher open.
+ * it later, exactly as {@code PublishGate.publish} does after reading the batcher open. The review of the first
+ * fix added the report, flush, recorder and no-thread cases.
  */
 @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class CloseStragglerTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
-  @Test
-  void itemPublishedAfterAnAbandoningCloseFailsAsAbandoned() throws Exception {
-    CountDownLatch inSink = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    BatchSink<String, Void> sink = BatchSink.noResult(items -> {
-      inSink.countDown();
-      release.await(30, SECONDS);
-    });
-    Batcher<String, Void> batcher = Batcher.of("straggler", BatcherConfig.builder().build(), sink);
-    try {
-      CompletableFuture<Void> first = batcher.submit("first");
-      assertThat(inSink.await(10, SECONDS)).as("the sink holds the first batch").isTrue();
-      PublishGate gate = field(batcher, "gate", PublishGate.class);
-      @SuppressWarnings("unchecked")
-      RingBuffer<SubmissionSlot> ring = field(batcher, "ring", RingBuffer.class);
-      long claimed = gate.tryClaim(); // the producer claimed, read the batcher open, and was descheduled
-      assertThat(claimed).isNotNegative();
+  private final CountDownLatch release = new CountDownLatch(1);
 
-      CloseReport report = batcher.close(Duration.ofMillis(50)); // times out, takes over, skips the claimed slot
+  @AfterEach
+  void releaseSinks() {
+    release.countDown();
+  }
 
-      assertThat(report.drained()).isFalse();
-      ItemFuture<Object> late = new ItemFuture<>();
-      ring.get(claimed).fill("late", late, 0, SubmissionSlot.NOT_STAMPED); // the producer runs again
-      ring.publish(claimed);
-
-      assertThat(late).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
-          .havingCause().isInstanceOfSatisfying(BatcherClosedException.class,
-              closed -> assertThat(closed.isAbandoned()).isTrue());
-      assertThat(first).failsWithin(WAIT);
-      await().atMost(WAIT).untilAsserted(() -> {
-        BatcherStats stats = batcher.stats();
-        assertThat(stats.abandoned()).as("both items counted as abandoned in %s", stats).isEqualTo(2);
-        assertThat(stats.accepted()).as("accepted == written + failed + abandoned in %s", stats)
-            .isEqualTo(stats.written() + stats.failed() + stats.abandoned());
-      });
-    } finally {
-      release.countDown();
+  /** The parts of a batcher a test plays the descheduled producer with. */
+  private record Producer(PublishGate gate, RingBuffer<SubmissionSlot> ring) {
+    @SuppressWarnings("unchecked")
+    static Producer of(Batcher<?, ?> batcher) throws ReflectiveOperationException {
+      return new Producer(field(batcher, "gate", PublishGate.class), field(batcher, "ring", RingBuffer.class));
     }
+
+    /** Claims a slot, as a producer does before it reads the batcher open and is descheduled. */
+    long claim() {
+      long claimed = gate.tryClaim();
+      assertThat(claimed).isNotNegative();
+      return claimed;
+    }
+
+    /** The producer runs again and publishes the item it accepted. */
+    ItemFuture<Object> publish(long claimed) {
+      return publish(claimed, new ItemFuture<>());
+    }
+
+    ItemFuture<Object> publish(long claimed, ItemFuture<Object> late) {
+      ring.get(claimed).fill("late", late, 0, SubmissionSlot.NOT_STAMPED);
+      ring.publish(claimed);
+      return late;
+    }
+  }
+
+  @Test
+  void itemPublishedAfterAnAbandoningCloseFailsAsAbandoned_onAThreadTheCloseDoesNotWaitFor() throws Exception {
+    CountDownLatch inSink = new CountDownLatch(1);
+    Batcher<String, Void> batcher = Batcher.of("straggler", BatcherConfig.builder().build(),
+        BatchSink.noResult(items -> {
+          inSink.countDown();
+          release.await(30, SECONDS);
+        }));
+    CompletableFuture<Void> first = batcher.submit("first");
+    assertThat(inSink.await(10, SECONDS)).as("the sink holds the first batch").isTrue();
+    Producer producer = Producer.of(batcher);
+    long claimed = producer.claim();
+
+    CloseReport report = batcher.close(Duration.ofMillis(50)); // times out, takes over, cannot read the slot
+
+    assertThat(report.drained()).isFalse();
+    ItemFuture<Object> late = new ItemFuture<>();
+    CompletableFuture<String> toldOn = late.handle((value, failure) -> Thread.currentThread().getName());
+    producer.publish(claimed, late);
+    assertThat(late).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
+        .havingCause().isInstanceOfSatisfying(BatcherClosedException.class,
+            closed -> assertThat(closed.isAbandoned()).isTrue());
+    assertThat(toldOn).succeedsWithin(WAIT).isEqualTo("ringbatch-straggler-straggler");
+    assertThat(first).failsWithin(WAIT);
+    await().atMost(WAIT).untilAsserted(() -> {
+      BatcherStats stats = batcher.stats();
+      assertThat(stats.abandoned()).as("both items counted as abandoned in %s", stats).isEqualTo(2);
+      assertThat(stats.accepted()).as("accepted == written + failed + abandoned in %s", stats)
+          .isEqualTo(stats.written() + stats.failed() + stats.abandoned());
+    });
+  }
+
+  /** Only a straggler is left: the close must not report a clean drain, nor a flush say its items were written. */
+  @Test
+  void onlyAStraggler_reportIsNotDrainedAndFlushFails() throws Exception {
+    Batcher<String, Void> batcher = idle("straggler-flush");
+    Producer producer = Producer.of(batcher);
+    long claimed = producer.claim();
+    CompletableFuture<Void> flush = batcher.flush(); // covers the claimed item
+
+    CloseReport report = batcher.close(Duration.ofMillis(50));
+
+    assertThat(report.drained()).as("report %s", report).isFalse();
+    assertThat(flush).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
+        .havingCause().isInstanceOf(BatcherClosedException.class);
+    assertThat(batcher.flush()).as("a flush after the close").failsWithin(WAIT);
+    ItemFuture<Object> late = producer.publish(claimed);
+    assertThat(late).failsWithin(WAIT);
+    await().atMost(WAIT).untilAsserted(() -> assertThat(batcher.stats().abandoned()).isEqualTo(1));
+  }
+
+  /** A straggler that turns out a tombstone (the producer read the batcher closing) is nobody's item. */
+  @Test
+  void stragglerThatBecomesATombstoneCountsNothing() throws Exception {
+    Batcher<String, Void> batcher = idle("straggler-tombstone");
+    Producer producer = Producer.of(batcher);
+    long claimed = producer.claim();
+    batcher.close(Duration.ofMillis(50));
+
+    ItemFuture<Object> refused = new ItemFuture<>();
+    assertThat(producer.gate().publish(claimed, "late", refused, 0, SubmissionSlot.NOT_STAMPED))
+        .as("the batcher is closed: published as a tombstone").isFalse();
+
+    await().atMost(WAIT).untilAsserted(() -> {
+      BatcherStats stats = batcher.stats();
+      assertThat(stats.accepted()).as("%s", stats).isZero();
+      assertThat(stats.abandoned()).as("%s", stats).isZero();
+    });
+    assertThat(refused).isNotDone(); // the producer tells its caller itself (REJECTED_CLOSED)
+  }
+
+  /** The recorders heard recordClosed already: a straggler is counted in stats() but not told to them. */
+  @Test
+  void recordersAreNotToldAfterRecordClosed() throws Exception {
+    List<String> calls = new CopyOnWriteArrayList<>();
+    Batcher<String, Void> batcher = idle("straggler-recorder");
+    batcher.addStatsRecorder(new StatsRecorder() {
+      @Override
+      public void recordAbandoned(long count) {
+        calls.add("abandoned " + count);
+      }
+
+      @Override
+      public void recordClosed(CloseReport report) {
+        calls.add("closed");
+      }
+    });
+    Producer producer = Producer.of(batcher);
+    long claimed = producer.claim();
+    batcher.close(Duration.ofMillis(50));
+    await().atMost(WAIT).until(() -> calls.contains("closed"));
+
+    assertThat(producer.publish(claimed)).failsWithin(WAIT);
+
+    await().atMost(WAIT).untilAsserted(() -> assertThat(batcher.stats().abandoned()).isEqualTo(1));
+    assertThat(calls).containsExactly("closed");
+  }
+
+  /**
+   * No thread can be started (the close then runs its user-code parts on its own thread): the close still must not
+   * wait for the producer, and keeps its caller's interrupt. The producer publishes only after close() returned.
+   * Needs a SecurityManager, which JDK 24 and later no longer allow.
+   */
+  @Test
+  @SuppressWarnings("removal")
+  void noThreads_closeDoesNotWaitForTheProducerAndKeepsItsInterrupt() throws Exception {
+    assumeThat(Runtime.version().feature()).as("a SecurityManager can be set").isLessThan(18);
+    Batcher<String, Void> batcher = idle("straggler-nothread");
+    Producer producer = Producer.of(batcher);
+    long claimed = producer.claim();
+    NoThreads refuse = new NoThreads(Thread.currentThread());
+    CloseReport report;
+    boolean interruptKept;
+    System.setSecurityManager(refuse);
+    try {
+      Thread.currentThread().interrupt();
+      report = batcher.close(Duration.ofMillis(50));
+      interruptKept = Thread.interrupted();
+    } finally {
+      System.setSecurityManager(null);
+    }
+    producer.publish(claimed); // after the close returned: a close that waited for it would never have
+
+    assertThat(refuse.refusedCount).as("threads were refused").isPositive();
+    assertThat(report.drained()).isFalse();
+    assertThat(interruptKept).as("the closing thread's interrupt is set again on return").isTrue();
+  }
+
+  /** Refuses new threads to one thread. */
+  @SuppressWarnings("removal")
+  private static final class NoThreads extends SecurityManager {
+    private final Thread refused;
+    volatile int refusedCount;
+
+    NoThreads(Thread refused) {
+      this.refused = refused;
+    }
+
+    @Override
+    public void checkAccess(ThreadGroup group) {
+      if (Thread.currentThread() == refused) {
+        refusedCount++;
+        throw new SecurityException("no threads for the closing thread");
+      }
+    }
+
+    @Override
+    public void checkAccess(Thread thread) { }
+
+    @Override
+    public void checkPermission(Permission permission) { }
+
+    @Override
+    public void checkPermission(Permission permission, Object context) { }
+  }
+
+  private static Batcher<String, Void> idle(String name) {
+    return Batcher.of(name, BatcherConfig.builder().build(), BatchSink.noResult(items -> { }));
   }
 
   private static <V> V field(Object owner, String name, Class<V> type) throws ReflectiveOperationException {

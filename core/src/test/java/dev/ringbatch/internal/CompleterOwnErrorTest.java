@@ -3,13 +3,17 @@ package dev.ringbatch.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ringbatch.BatchWriteException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -92,6 +96,52 @@ class CompleterOwnErrorTest {
       assertThat(seen).failsWithin(WAIT).withThrowableThat().havingRootCause().isSameAs(boom);
     }
     setup.assertCleared();
+  }
+
+  /** Throws once from getNumberOfDependents: an Error of the completer's own outside the completion itself. */
+  static final class ThrowsBeforeCompletion<T> extends ItemFuture<T> {
+    private boolean thrown;
+
+    @Override
+    public int getNumberOfDependents() {
+      if (!thrown) {
+        thrown = true;
+        throw new OutOfMemoryError("injected before completion");
+      }
+      return super.getNumberOfDependents();
+    }
+  }
+
+  /**
+   * The rescue path outside the completion (found by review): the item still gets its batch's outcome, and a sink
+   * that failed with a CancellationException fails it (wrapped) rather than cancelling it, as for the others.
+   */
+  @Test
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  void ownErrorBeforeCompletion_itemFailsLikeTheOthersAndIsNotCancelled() {
+    BatchCompleter completer = new BatchCompleter("rescue", new ConsumerCounters(),
+        new GuardedStatsRecorders("rescue"), null);
+    PendingBatch<Integer, String> batch = new PendingBatch<>(8, 8);
+    CompletableFuture<Object>[] futures = new CompletableFuture[3];
+    for (int i = 0; i < 3; i++) {
+      ItemFuture<Object> future = i == 2 ? new ThrowsBeforeCompletion<>() : new ItemFuture<>();
+      futures[i] = future;
+      batch.add(i, future, 0, i, SubmissionSlot.NOT_STAMPED);
+    }
+    // a waiter registered on item 0, so that the completer asks item 2 for its dependents
+    ((ItemFuture<Object>) futures[0]).register(new Thread(() -> { }));
+    CancellationException sinkCancelled = new CancellationException("the sink's own stage was cancelled");
+    assertThat(completer.settle(batch, PendingBatch.FILLING, sinkCancelled)).isTrue();
+
+    completer.complete(batch, sinkCancelled, 0);
+
+    for (CompletableFuture<Object> future : futures) {
+      assertThat(future.isCancelled()).as("failed like the others, not cancelled").isFalse();
+      assertThat(future).isCompletedExceptionally();
+      assertThat(future).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
+          .havingCause().isInstanceOf(BatchWriteException.class).havingCause().isSameAs(sinkCancelled);
+    }
+    assertThat(batch.isEmpty()).isTrue();
   }
 
   /** A batch of five futures, the middle one faulty, each with a platform-thread caller parked in join(). */
