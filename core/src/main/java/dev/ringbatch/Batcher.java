@@ -185,7 +185,8 @@ public interface Batcher<T, R> extends AutoCloseable {
   /**
    * Returns a future that completes when every item accepted before this call has been written or failed.
    * It cuts a linger short. After a close it completes at once, or fails with
-   * {@link BatcherClosedException} if that close abandoned items. Does not wait itself.
+   * {@link BatcherClosedException} if that close abandoned items (or gave up on a slot a producer had claimed and
+   * not yet published, whose item may then still arrive and fail). Does not wait itself.
    *
    * @throws IllegalStateException if called on the batcher's consumer thread (from its sink, or a dependent
    *     action the consumer runs) or from a dependent action on a thread completing one of its async batches:

@@ -214,8 +214,14 @@ final class BatchCompleter {
     /** Wakes those added since the last call. */
     void now() {
       for (int i = 0; i < count; i++) {
-        waiting[i].claim();
+        ItemFuture<?> future = waiting[i];
         waiting[i] = null;
+        try {
+          future.claim();
+        } catch (Throwable own) {
+          // an unpark that could not allocate (a virtual thread's, out of memory): the callers after it are still
+          // woken, and this one wakes at its timeout, or at the next unpark of its thread
+        }
       }
       count = 0;
     }

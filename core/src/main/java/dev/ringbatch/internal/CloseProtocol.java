@@ -137,6 +137,9 @@ final class CloseProtocol {
         drained = awaitConsumer(System.nanoTime() + HAND_OVER_GRACE_NANOS) && consumer.drained();
       } else if (outcome == HandOver.TAKEN) {
         consumer.failHoldings(gathered); // settled and gathered; nobody is told before the report is out
+        if (!gathered.stragglers().isEmpty()) {
+          gate.stopAwaitingPublishes(); // the report's stats must not wait for them again
+        }
         consumer.countAbandoned(gathered);
         // A batch settled before the take-over (counted) may still be completing its futures: flushes and the
         // report wait for them, up to the grace, unless its dependent actions block.
@@ -176,7 +179,7 @@ final class CloseProtocol {
     String orphanNote = orphaned;
     boolean wasDrained = drained;
     boolean interrupt = interruptConsumer;
-    consumer.watchStragglers(gathered); // a thread of its own, never waited for; no user code here
+    String unwatched = consumer.watchStragglers(gathered); // a thread of its own, never waited for
     long until = Math.max(deadline, System.nanoTime()) + USER_CODE_GRACE_NANOS;
     // Two threads, so that neither a caller's blocking dependent action nor a flush's holds up the other kind.
     runUserCode(until, () -> {
@@ -191,6 +194,9 @@ final class CloseProtocol {
       }
       if (orphanNote != null) {
         SafeLog.log(LOG, Level.ERROR, orphanNote, null);
+      }
+      if (unwatched != null) {
+        SafeLog.log(LOG, Level.ERROR, unwatched, null);
       }
       if (!wasDrained) {
         SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "' closed without draining: " + done, null);

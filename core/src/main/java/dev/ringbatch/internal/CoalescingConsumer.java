@@ -35,6 +35,9 @@ final class CoalescingConsumer<T, R> implements Runnable {
   static final int SMALL_RUN = 256;
   /** Local spins after a small run while producers are busy, a few microseconds, touching no shared memory. */
   static final int PAUSE_SPINS = 256;
+  /** Polls of an unpublished slot spent spinning before the consumer parks between polls ({@link #awaitPublish}). */
+  private static final int UNPUBLISHED_SPINS = 1_000;
+  private static final long UNPUBLISHED_PARK_NANOS = 20_000;
 
   private final String name;
   private final int ringSize;
@@ -140,9 +143,15 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private void failOwnHoldings() {
     Abandonment abandonment = new Abandonment();
     failHoldings(abandonment);
+    if (!abandonment.stragglers().isEmpty()) {
+      gate.stopAwaitingPublishes();
+    }
     completer.countAbandoned(abandonment);
+    String unwatched = holdings.watchStragglers(abandonment); // before any user code, which may block
     completer.tellAbandoned(abandonment);
-    holdings.watchStragglers(abandonment);
+    if (unwatched != null) {
+      SafeLog.log(LOG, Level.ERROR, unwatched, null);
+    }
   }
 
   /**
@@ -160,6 +169,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   private void consume() {
     long next = 0;
+    int unpublishedPolls = 0;
     while (true) {
       if (selfClock.callersWaited()) { // the last batch woke callers: the next wait may gather (SelfClock)
         if (batch.isEmpty()) {
@@ -188,10 +198,11 @@ final class CoalescingConsumer<T, R> implements Runnable {
         continue;
       }
       checkpoint();
-      if (available < next) {
-        Thread.onSpinWait(); // claimed by a producer but not yet published
+      if (available < next) { // claimed by a producer but not yet published
+        unpublishedPolls = awaitPublish(unpublishedPolls);
         continue;
       }
+      unpublishedPolls = 0;
       boolean reachedMarker = false;
       try {
         reachedMarker = take(next, available);
@@ -212,6 +223,26 @@ final class CoalescingConsumer<T, R> implements Runnable {
       }
       next = lastTaken + 1;
     }
+  }
+
+  /**
+   * The next slot is claimed but not yet published. Its producer is usually a few instructions from its publish
+   * (no user code runs there); one descheduled may take milliseconds, and a core spun meanwhile may be the one it
+   * needs: after {@link #UNPUBLISHED_SPINS} polls the consumer parks between polls, longer each time. Returns the
+   * count.
+   */
+  private int awaitPublish(int polls) {
+    if (polls < UNPUBLISHED_SPINS) {
+      Thread.onSpinWait();
+    } else {
+      // 20 µs, doubling to about 1.3 ms: a producer descheduled for longer costs the consumer no core
+      LockSupport.parkNanos(this, UNPUBLISHED_PARK_NANOS << Math.min(polls - UNPUBLISHED_SPINS, 6));
+      if (Thread.interrupted() && !handOver.abandonRequested()) { // or park would return at once
+        warn("the consumer thread " + Thread.currentThread().getName() + " was interrupted while waiting for a"
+            + " producer's publish; interrupt cleared (use close() to stop a batcher)");
+      }
+    }
+    return polls + 1;
   }
 
   /** Stops here if a close asked for the holdings. */
@@ -420,8 +451,8 @@ final class CoalescingConsumer<T, R> implements Runnable {
    * Starts watching the slots {@link #failHoldings} found claimed but unpublished, once the close's report is out:
    * a thread of its own fails their items as their producers publish them ({@link StragglerWatch}).
    */
-  void watchStragglers(Abandonment abandonment) {
-    holdings.watchStragglers(abandonment);
+  @Nullable String watchStragglers(Abandonment abandonment) {
+    return holdings.watchStragglers(abandonment);
   }
 
   /** Tells the recorders and the callers what {@link #failHoldings} gathered, once the close's report is out. */

@@ -5,6 +5,7 @@ import com.lmax.disruptor.Sequence;
 import dev.ringbatch.BatcherClosedException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a close takes over from the consumer: the batch being filled (never written), the batches in the sink
@@ -76,9 +77,12 @@ final class Holdings<T, R> {
     }
   }
 
-  /** Starts watching the slots {@code gathered} found claimed but unpublished ({@link StragglerWatch}). */
-  void watchStragglers(Abandonment gathered) {
-    stragglers.start(gathered);
+  /**
+   * Starts watching the slots {@code gathered} found claimed but unpublished ({@link StragglerWatch}); returns a
+   * line to log (user code: the caller logs it where user code may run) if no thread could watch them.
+   */
+  @Nullable String watchStragglers(Abandonment gathered) {
+    return stragglers.start(gathered);
   }
 
   /**

@@ -47,6 +47,8 @@ final class PublishGate {
    * an estimate that may count a claim which then turns into a tombstone (a later reading would be lower).
    */
   private static final long PUBLISH_WAIT_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200);
+  /** False once a close gave up on unpublished slots: see {@link #stopAwaitingPublishes}. */
+  private volatile boolean awaitPublishes = true;
 
   private final String name;
   private final RingBuffer<SubmissionSlot> ring;
@@ -330,23 +332,42 @@ final class PublishGate {
     return Math.max(0, cursor + 1 - tombstoneCount - markers);
   }
 
+  /**
+   * A close gave up on slots claimed but not published ({@code StragglerWatch}): from now on {@link #accepted()}
+   * does not wait for publishes, which may never come, and counts such claims until they are decided.
+   */
+  void stopAwaitingPublishes() {
+    awaitPublishes = false;
+  }
+
   /** Waits briefly for producers between their claim and their publish (no user code runs there). */
   private boolean awaitPublished(long cursor) {
+    if (!awaitPublishes) {
+      return false;
+    }
     // Slots the consumer moved past were published, and so were claims older than one lap of the ring.
     long lowest = Math.max(ring.getMinimumGatingSequence() + 1, cursor - ring.getBufferSize() + 1);
     long start = System.nanoTime();
-    for (long sequence = lowest; sequence <= cursor; sequence++) {
-      for (int spins = 0; !ring.isAvailable(sequence); spins++) {
-        if (System.nanoTime() - start > PUBLISH_WAIT_NANOS) {
-          return false;
-        }
-        if (spins < 100) {
-          Thread.onSpinWait(); // the usual case: the producer is a few instructions from its publish
-        } else {
-          LockSupport.parkNanos(this, 20_000); // a descheduled producer: wait without burning a core
+    boolean interrupted = false;
+    try {
+      for (long sequence = lowest; sequence <= cursor; sequence++) {
+        for (int spins = 0; !ring.isAvailable(sequence); spins++) {
+          if (System.nanoTime() - start > PUBLISH_WAIT_NANOS) {
+            return false;
+          }
+          if (spins < 100) {
+            Thread.onSpinWait(); // the usual case: the producer is a few instructions from its publish
+          } else {
+            LockSupport.parkNanos(this, 20_000); // a descheduled producer: wait without burning a core
+            interrupted |= Thread.interrupted(); // or park would return at once: set again on return
+          }
         }
       }
+      return true;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
-    return true;
   }
 }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Fails the items of slots an abandoning close found claimed but not published ({@link Holdings}): a producer
@@ -14,12 +15,16 @@ import java.util.concurrent.locks.LockSupport;
  * its own, started once the close's report is out and never waited for, watches those slots, parked with a
  * growing pause, and fails and counts each item as it appears; a tombstone (the producer read the batcher closing)
  * needs nothing. Nobody else reads these slots after a take-over, and producers cannot claim them again: the
- * consumer's sequence no longer moves, so the ring never wraps onto them.
+ * consumer's sequence no longer moves, so the ring never wraps onto them. A slot its producer never publishes (it
+ * died between the two) keeps the watch, and the batcher it holds, for the life of the process: logged once.
  */
 final class StragglerWatch {
   private static final System.Logger LOG = System.getLogger(StragglerWatch.class.getName());
   private static final long FIRST_PAUSE_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
-  private static final long MAX_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** The longest pause while a late item's caller may still be waiting with a short timeout. */
+  private static final long MAX_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+  /** The pause once a slot is reported: its producer is stopped, or died, and nothing hurries. */
+  private static final long SLOW_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
   /** After this, a slot still unpublished is reported once: its producer is stopped, or died, between the two. */
   private static final long REPORT_AFTER_NANOS = TimeUnit.SECONDS.toNanos(60);
 
@@ -33,20 +38,25 @@ final class StragglerWatch {
     this.completer = completer;
   }
 
-  /** Starts watching the slots {@code gathered} found claimed but unpublished, if any. Runs no user code. */
-  void start(Abandonment gathered) {
+  /**
+   * Starts watching the slots {@code gathered} found claimed but unpublished, if any. Runs no user code: if no
+   * thread can be started, returns the line for the caller to log (an item published there then stays unfailed).
+   */
+  @Nullable String start(Abandonment gathered) {
     Throwable cause = gathered.stragglerCause();
     if (gathered.stragglers().isEmpty() || cause == null) {
-      return;
+      return null;
     }
     List<Long> slots = new ArrayList<>(gathered.stragglers());
     try {
       Thread watcher = new Thread(() -> watch(slots, cause), "ringbatch-" + name + "-straggler");
       watcher.setDaemon(true);
       watcher.start();
+      return null;
     } catch (Throwable noThread) { // out of memory or threads: a close must not wait for a producer instead
-      SafeLog.log(LOG, Level.ERROR, "batcher '" + name + "': no thread could be started to watch slots " + slots
-          + ", claimed but not published when it closed; an item published there will not be failed", noThread);
+      return "batcher '" + name + "': no thread could be started to watch slots " + slots + ", claimed but not"
+          + " published when it closed (" + SafeLog.describe(noThread) + "); an item published there will not be"
+          + " failed";
     }
   }
 
@@ -64,10 +74,10 @@ final class StragglerWatch {
         reported = true;
         SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': slots " + slots + " were claimed "
             + TimeUnit.NANOSECONDS.toSeconds(REPORT_AFTER_NANOS) + " s ago and are still not published; their"
-            + " producers are stopped between claim and publish. Still watching", null);
+            + " producers are stopped between claim and publish. Still watching, once a second", null);
       }
       LockSupport.parkNanos(this, pause);
-      pause = Math.min(2 * pause, MAX_PAUSE_NANOS);
+      pause = Math.min(2 * pause, reported ? SLOW_PAUSE_NANOS : MAX_PAUSE_NANOS);
       Thread.interrupted(); // our own thread: an interrupt must not turn the wait into a spin
     }
   }
@@ -78,10 +88,15 @@ final class StragglerWatch {
       return false;
     }
     SubmissionSlot slot = ring.get(sequence);
-    if (slot.kind == SubmissionSlot.ITEM) {
-      completer.failLate(slot.future(), cause);
+    try {
+      if (slot.kind == SubmissionSlot.ITEM) {
+        completer.failLate(slot.future(), cause); // its dependent actions run here, on this thread
+      }
+    } catch (Throwable own) { // failLate guards user code: only an Error of our own; the other slots go on
+      SafeLog.log(LOG, Level.ERROR, "batcher '" + name + "': failing the item of slot " + sequence + " failed", own);
+    } finally {
+      slot.mark(SubmissionSlot.EMPTY);
     }
-    slot.mark(SubmissionSlot.EMPTY);
     return true;
   }
 }

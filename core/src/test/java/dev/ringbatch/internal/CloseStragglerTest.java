@@ -94,7 +94,8 @@ class CloseStragglerTest {
         .havingCause().isInstanceOfSatisfying(BatcherClosedException.class,
             closed -> assertThat(closed.isAbandoned()).isTrue());
     assertThat(toldOn).succeedsWithin(WAIT).isEqualTo("ringbatch-straggler-straggler");
-    assertThat(first).failsWithin(WAIT);
+    assertThat(first).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
+        .havingCause().isInstanceOf(BatcherClosedException.class);
     await().atMost(WAIT).untilAsserted(() -> {
       BatcherStats stats = batcher.stats();
       assertThat(stats.abandoned()).as("both items counted as abandoned in %s", stats).isEqualTo(2);
@@ -116,9 +117,11 @@ class CloseStragglerTest {
     assertThat(report.drained()).as("report %s", report).isFalse();
     assertThat(flush).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
         .havingCause().isInstanceOf(BatcherClosedException.class);
-    assertThat(batcher.flush()).as("a flush after the close").failsWithin(WAIT);
+    assertThat(batcher.flush()).as("a flush after the close").failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
+        .havingCause().isInstanceOf(BatcherClosedException.class);
     ItemFuture<Object> late = producer.publish(claimed);
-    assertThat(late).failsWithin(WAIT);
+    assertThat(late).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
+        .havingCause().isInstanceOf(BatcherClosedException.class);
     await().atMost(WAIT).untilAsserted(() -> assertThat(batcher.stats().abandoned()).isEqualTo(1));
   }
 
@@ -163,7 +166,8 @@ class CloseStragglerTest {
     batcher.close(Duration.ofMillis(50));
     await().atMost(WAIT).until(() -> calls.contains("closed"));
 
-    assertThat(producer.publish(claimed)).failsWithin(WAIT);
+    assertThat(producer.publish(claimed)).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
+        .havingCause().isInstanceOf(BatcherClosedException.class);
 
     await().atMost(WAIT).untilAsserted(() -> assertThat(batcher.stats().abandoned()).isEqualTo(1));
     assertThat(calls).containsExactly("closed");
@@ -227,11 +231,11 @@ class CloseStragglerTest {
     public void checkPermission(Permission permission, Object context) { }
   }
 
-  private static Batcher<String, Void> idle(String name) {
+  static Batcher<String, Void> idle(String name) {
     return Batcher.of(name, BatcherConfig.builder().build(), BatchSink.noResult(items -> { }));
   }
 
-  private static <V> V field(Object owner, String name, Class<V> type) throws ReflectiveOperationException {
+  static <V> V field(Object owner, String name, Class<V> type) throws ReflectiveOperationException {
     Field field = DisruptorBatcher.class.getDeclaredField(name);
     field.setAccessible(true);
     return type.cast(field.get(owner));
