@@ -222,6 +222,7 @@ class HookChaosTest {
     }
     r.description.append(" producers=").append(producers).append('x').append(perProducer)
         .append(spin ? " busy-observer" : "");
+    r.startHolding(); // not before: the setup above waits on this thread, and no close would release a stage
     producerThreads.forEach(Thread::start);
     agitator.start();
     observer.start();

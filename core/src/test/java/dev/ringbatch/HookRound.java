@@ -95,7 +95,12 @@ final class HookRound {
   private final AtomicInteger flushTimeouts = new AtomicInteger();
   private final AtomicInteger closingThreadFlushTimeouts = new AtomicInteger();
   private final ConcurrentLinkedQueue<Runnable> held = new ConcurrentLinkedQueue<>();
-  private volatile boolean holding = true;
+  /**
+   * Whether an async stage may be held until the close returns: only once the round's threads, closers among
+   * them, are started. Before, the test thread itself may wait without a bound for an item (a recorder hook
+   * calling submitAndWait from addStatsRecorder), and no close would ever come to release the stage.
+   */
+  private volatile boolean holding;
 
   HookRound(int index, long seed, HookChaosTest.Tally tally) {
     this.index = index;
@@ -510,6 +515,13 @@ final class HookRound {
     }
     closeLatch.countDown();
     releaseHeld();
+  }
+
+  /** From now on an async stage may be held until the close returns: the round's closers are about to start. */
+  void startHolding() {
+    if (!closeReturned) {
+      holding = true;
+    }
   }
 
   /** Holds an async stage's completion until the close returned; false if that already happened. */
