@@ -110,13 +110,37 @@ class SelfClockTest {
 
   @Test
   void aSinkSlowNextToTheCallersReturn_parksForTheFirstItemOnly() {
-    // mean gather 100 µs: a sink of more than 25 µs is slow
+    // mean gather 100 µs: a sink of more than 25 µs is slow, and one under 320 µs too quick for a gather window
     for (int i = 0; i < 50; i++) {
       clock.completed(woke(64, 64), 40 * MICROS);
     }
     assertThat(clock.target(0, 1024)).as("the callers come back while the sink writes").isEqualTo(1);
     clock.completed(woke(64, 64), 40 * MICROS);
     assertThat(clock.target(1, 1024)).as("and whatever is there is taken at once").isZero();
+  }
+
+  @Test
+  void aSinkOfAMillisecond_gathersEveryCallerJustWoken_forAShortWindow() {
+    for (int i = 0; i < 50; i++) {
+      clock.completed(woke(64, 64), 2_000 * MICROS);
+    }
+    assertThat(clock.slowSink()).isTrue();
+    assertThat(clock.target(0, 1024)).as("all 64 callers, not alpha of them").isEqualTo(64);
+    assertThat(clock.deadlineNanos()).as("a thirty-second of the write, at most 200 µs")
+        .isBetween(60 * MICROS, 63 * MICROS);
+    assertThat(clock.deadlineNanos()).as("the next deadline is the usual one again").isEqualTo(200 * MICROS);
+    clock.completed(woke(64, 64), 2_000 * MICROS);
+    assertThat(clock.target(40, 1024)).as("the woken callers join the 40 already back: one batch, not two cohorts")
+        .isEqualTo(104);
+    clock.completed(woke(64, 64), 2_000 * MICROS);
+    assertThat(clock.target(40, 50)).as("never past maxBatchSize").isEqualTo(50);
+    clock.completed(woke(64, 0), 2_000 * MICROS);
+    assertThat(clock.target(0, 1024)).as("platform-thread callers: no gather").isZero();
+    for (int i = 0; i < 50; i++) {
+      clock.completed(woke(64, 64), 20_000 * MICROS);
+    }
+    assertThat(clock.target(0, 1024)).isEqualTo(64);
+    assertThat(clock.deadlineNanos()).as("never past 200 µs").isEqualTo(200 * MICROS);
   }
 
   @Test
