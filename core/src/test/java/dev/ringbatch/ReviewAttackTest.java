@@ -383,8 +383,11 @@ class ReviewAttackTest {
       int big = 1 << 21; // the pool's first storage: four arrays of a million entries, zeroed
       Batcher<Integer, Integer> batcher = Batcher.ofAsync(name, BatcherConfig.builder().ringSize(big)
           .maxBatchSize(big).maxInFlightBatches(1).ticker(ticker).build(), batch -> {
+            // Read before the entry is signalled: the test closes as soon as it sees the entry, and a sink entered
+            // before close() was even called must not read that close's return as its own lateness.
+            boolean late = closeReturned.get();
             sinkEntered.set(true);
-            if (closeReturned.get()) {
+            if (late) {
               afterClose.add(name + ": sink got " + batch.size() + " item(s) after close() returned");
             }
             batch.completeRemaining(1);
