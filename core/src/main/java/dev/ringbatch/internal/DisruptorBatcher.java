@@ -66,6 +66,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     SelfClock selfClock = new SelfClock();
     this.waitStrategy = new ConsumerWaitStrategy(config.waitMode(), selfClock);
     this.ring = SubmissionSlot.newRing(ringSize, waitStrategy);
+    selfClock.watch(ring::getCursor);
     Sequence consumed = new Sequence(-1);
     ring.addGatingSequences(consumed);
     this.consumers = consumers;

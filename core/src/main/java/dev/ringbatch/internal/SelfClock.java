@@ -1,6 +1,7 @@
 package dev.ringbatch.internal;
 
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -46,6 +47,12 @@ final class SelfClock {
   private int waiters;
   /** Whether the target just chosen is a slow sink's gather: its deadline is the window ({@link #slowSink}). */
   private boolean slowGather;
+  /** Whether the gather running now is a slow sink's: its end is not measured ({@link #gathered}). */
+  private boolean slowGatherRan;
+  private static final long UNKNOWN = Long.MIN_VALUE;
+  /** The ring's cursor just before the last batch's callers were woken, or {@link #UNKNOWN}. */
+  private long cursorAtWakes = UNKNOWN;
+  private @Nullable LongSupplier ring;
   private int virtualWaiters;
 
   /**
@@ -122,10 +129,7 @@ final class SelfClock {
     }
     if (!quickSink()) {
       if (slowSink()) {
-        // The callers just woken join those already back: one batch, not two cohorts that each wait a write for
-        // the other. All of them, for at most a short window: the bulk comes back within it, the tail goes next.
-        slowGather = true;
-        return (int) Math.min(backlog + woken, maxBatchSize);
+        return slowTarget(backlog, woken, maxBatchSize);
       }
       items = 1; // the callers come back while the sink writes: take what is there, parking at once if nothing is
     }
@@ -133,10 +137,43 @@ final class SelfClock {
     return 2 * backlog >= items ? 0 : items;
   }
 
+  /**
+   * A slow sink's target: the callers just woken join the items that were in the ring before they were woken, so
+   * that two cohorts become one batch; all of them (not alpha of them), for a short window, since the bulk comes
+   * back within it and the tail goes next. Callers already back are counted once: the items published since the
+   * wakes began ({@link #wakingFrom}) are taken for them. No wait when a full batch is there, or when what was there
+   * before the wakes is twice the callers woken (producers that do not wait: the sink is not kept idle for a few).
+   */
+  private int slowTarget(long backlog, int woken, int maxBatchSize) {
+    long since = cursorAtWakes == UNKNOWN ? 0 : Math.max(0, ring.getAsLong() - cursorAtWakes);
+    long before = Math.max(0, backlog - since);
+    long items = Math.min(before + woken, maxBatchSize);
+    if (backlog >= items || before >= 2L * woken) {
+      return 0;
+    }
+    slowGather = true;
+    return (int) items;
+  }
+
+  /**
+   * Called just before a batch's callers are woken, with the ring's cursor readable through {@link #watch}: items
+   * published from now on may be those callers coming back. Consumer thread.
+   */
+  void wakingFrom() {
+    LongSupplier cursor = ring;
+    cursorAtWakes = cursor == null ? UNKNOWN : cursor.getAsLong();
+  }
+
+  /** The ring's cursor, read for {@link #wakingFrom}; without it every item in the ring counts as there before. */
+  void watch(LongSupplier ringCursor) {
+    ring = ringCursor;
+  }
+
   /** How long the next gather may wait for its target. */
   long deadlineNanos() {
     if (slowGather) { // a slow sink's window: a thirty-second of its write, 20 to 200 µs
       slowGather = false;
+      slowGatherRan = true;
       return Math.max(MIN_DEADLINE_NANOS, Math.min(SLOW_WINDOW_MAX_NANOS, meanWriteNanos / SLOW_WINDOW_SHARE));
     }
     return Math.max(MIN_DEADLINE_NANOS, Math.min(MAX_DEADLINE_NANOS, 2 * meanGatherNanos));
@@ -147,6 +184,10 @@ final class SelfClock {
    * passed with {@code arrived} items in.
    */
   void gathered(boolean reached, long nanos, long target, long arrived) {
+    if (slowGatherRan) {
+      slowGatherRan = false;
+      return; // a slow sink's window teaches nothing about the quick gather (it may end at once, or time out)
+    }
     if (target < MIN_WAITERS) {
       return; // parked for the first item only: nothing to learn about gathering
     }

@@ -128,6 +128,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     completing.lazySet(true); // a close that takes over now waits, a little, for these futures
     try {
       int size = batch.size();
+      selfClock.wakingFrom(); // what comes into the ring from here may be these callers coming back
       BatchCompleter.Wakes woken = completer.complete(batch, failure, writeNanos, selfClock.quickSink());
       selfClock.completed(woken, writeNanos);
       spinHint.settled(woken, writeNanos, size);

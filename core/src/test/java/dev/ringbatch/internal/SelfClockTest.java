@@ -3,6 +3,7 @@ package dev.ringbatch.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -141,6 +142,63 @@ class SelfClockTest {
     }
     assertThat(clock.target(0, 1024)).isEqualTo(64);
     assertThat(clock.deadlineNanos()).as("never past 200 µs").isEqualTo(200 * MICROS);
+  }
+
+  /** Review of the window: a woken caller already back was counted in the backlog and again among the woken. */
+  @Test
+  void aSlowSinksWindow_countsCallersAlreadyBackOnce() {
+    AtomicLong cursor = new AtomicLong(-1);
+    clock.watch(cursor::get);
+    for (int i = 0; i < 50; i++) {
+      clock.completed(woke(4, 4), 10_000 * MICROS);
+    }
+    clock.wakingFrom(); // the ring is empty: lastTaken = cursor = -1
+    cursor.addAndGet(2); // two of the four callers are back before the consumer asks
+    assertThat(clock.target(2, 256)).as("four in all, not 2 + 4").isEqualTo(4);
+    clock.deadlineNanos();
+
+    clock.completed(woke(4, 4), 10_000 * MICROS);
+    clock.wakingFrom();
+    cursor.addAndGet(4); // all four are back
+    assertThat(clock.target(4, 256)).as("the target is there already: no wait").isZero();
+  }
+
+  /** Review of the window: producers that do not wait fill the ring; a few woken callers must not idle the sink. */
+  @Test
+  void aSlowSinksWindow_isNotOpenedForAFewCallersWhenTheRingHoldsMore() {
+    AtomicLong cursor = new AtomicLong(254);
+    clock.watch(cursor::get);
+    for (int i = 0; i < 50; i++) {
+      clock.completed(woke(2, 2), 2_000 * MICROS);
+    }
+    clock.wakingFrom();
+    assertThat(clock.target(255, 256)).as("255 fire-and-forget items and 2 woken callers: write at once").isZero();
+    clock.completed(woke(64, 64), 2_000 * MICROS);
+    clock.wakingFrom();
+    assertThat(clock.target(300, 256)).as("a full batch is there").isZero();
+  }
+
+  /**
+   * Review of the window: its gathers, reached at once or timed out, fed the mean gather time; pulled towards 0 it
+   * made every later sink look slow next to the callers, and the quick sink's gather never came back.
+   */
+  @Test
+  void aSlowSinksWindow_teachesTheQuickGatherNothing() {
+    for (int i = 0; i < 50; i++) {
+      clock.completed(woke(64, 64), 2_000 * MICROS);
+    }
+    for (int i = 0; i < 50; i++) {
+      clock.completed(woke(64, 64), 2_000 * MICROS);
+      assertThat(clock.target(0, 256)).isEqualTo(64);
+      clock.deadlineNanos();
+      clock.gathered(true, 200, 64, 64); // reached at once
+    }
+    for (int i = 0; i < 300; i++) {
+      clock.completed(woke(8, 8), 2 * MICROS); // the sink turns quick
+    }
+    assertThat(clock.quickSink()).as("the mean gather kept its 100 µs").isTrue();
+    clock.completed(woke(8, 8), 2 * MICROS);
+    assertThat(clock.target(0, 256)).as("alpha x 8 callers").isEqualTo(4);
   }
 
   @Test
