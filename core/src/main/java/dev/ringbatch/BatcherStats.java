@@ -3,7 +3,9 @@ package dev.ringbatch;
 /**
  * A snapshot of a batcher's counters, from {@link Batcher#stats()}. Counters are read one by one while the
  * batcher runs, so a snapshot taken under load may be off by the items in motion; once the batcher is
- * closed they are exact and {@code submitted == written + failed + abandoned + rejected}.
+ * closed they are exact and {@code submitted == written + failed + abandoned + rejected}. The one exception: a
+ * producer stopped between claiming a slot and publishing it when a timed-out close gave up on that slot counts
+ * as accepted and {@link #inFlight() in flight} until it publishes (its item is then abandoned, or refused).
  */
 public final class BatcherStats {
 

@@ -50,7 +50,7 @@ final class Abandonment {
 
   /**
    * A slot its producer claimed but had not published when the ring was scanned (a producer descheduled between
-   * the two): if it publishes an item, that item fails with {@code cause} when it does ({@link Holdings#failStragglers}).
+   * the two): if it publishes an item, that item fails with {@code cause} when it does ({@link StragglerWatch}).
    */
   void straggler(long sequence, Throwable cause) {
     stragglers.add(sequence);

@@ -137,9 +137,6 @@ final class CloseProtocol {
         drained = awaitConsumer(System.nanoTime() + HAND_OVER_GRACE_NANOS) && consumer.drained();
       } else if (outcome == HandOver.TAKEN) {
         consumer.failHoldings(gathered); // settled and gathered; nobody is told before the report is out
-        if (!gathered.stragglers().isEmpty()) {
-          gate.stopAwaitingPublishes(); // the report's stats must not wait for them again
-        }
         consumer.countAbandoned(gathered);
         // A batch settled before the take-over (counted) may still be completing its futures: flushes and the
         // report wait for them, up to the grace, unless its dependent actions block.

@@ -143,9 +143,6 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private void failOwnHoldings() {
     Abandonment abandonment = new Abandonment();
     failHoldings(abandonment);
-    if (!abandonment.stragglers().isEmpty()) {
-      gate.stopAwaitingPublishes();
-    }
     completer.countAbandoned(abandonment);
     String unwatched = holdings.watchStragglers(abandonment); // before any user code, which may block
     completer.tellAbandoned(abandonment);
@@ -440,6 +437,9 @@ final class CoalescingConsumer<T, R> implements Runnable {
    */
   void failHoldings(Abandonment into) {
     holdings.gather(batch, closeDescription, into);
+    if (!into.stragglers().isEmpty()) {
+      gate.stopAwaitingPublishes(); // stats(), the report's among them, must not wait again for those slots
+    }
   }
 
   /** Counts what {@link #failHoldings} gathered. Closing thread; no user code. */

@@ -4,7 +4,6 @@ import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import dev.ringbatch.BatcherClosedException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -16,8 +15,6 @@ import org.jspecify.annotations.Nullable;
 final class Holdings<T, R> {
   /** How long the scan of unread slots waits for a producer between its claim and its publish. */
   private static final long PUBLISH_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
-  private static final int PUBLISH_SPINS = 100;
-  private static final long PUBLISH_PAUSE_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
   private final String name;
   private final RingBuffer<SubmissionSlot> ring;
@@ -25,8 +22,6 @@ final class Holdings<T, R> {
   private final BatchWriter<T, R> writer;
   private final BatchCompleter completer;
   private final StragglerWatch stragglers;
-  /** An interrupt met while waiting for a publish, set again once the scan is over. One party at a time. */
-  private boolean interruptedWhileWaiting;
 
   Holdings(String name, RingBuffer<SubmissionSlot> ring, Sequence consumed, BatchWriter<T, R> writer,
       BatchCompleter completer) {
@@ -56,9 +51,9 @@ final class Holdings<T, R> {
   /** Gathers every item in slots the consumer has not taken. */
   private void gatherUnread(BatcherClosedException cause, Abandonment into) {
     long last = ring.getCursor();
-    long deadline = System.nanoTime() + PUBLISH_WAIT_NANOS; // for all of them: k stragglers cost one wait
+    PublishWait wait = new PublishWait(ring, PUBLISH_WAIT_NANOS); // for all of them: k stragglers cost one wait
     for (long sequence = consumed.get() + 1; sequence <= last; sequence++) {
-      if (!awaitPublished(sequence, deadline)) {
+      if (!wait.published(sequence)) {
         into.straggler(sequence, cause); // failed once published, by a thread of its own
         into.note("slot " + sequence + " was claimed but not published within "
             + TimeUnit.NANOSECONDS.toMillis(PUBLISH_WAIT_NANOS) + " ms; its item, if accepted, fails once its"
@@ -71,10 +66,7 @@ final class Holdings<T, R> {
       }
       slot.mark(SubmissionSlot.EMPTY);
     }
-    if (interruptedWhileWaiting) {
-      interruptedWhileWaiting = false;
-      Thread.currentThread().interrupt();
-    }
+    wait.done();
   }
 
   /**
@@ -83,25 +75,5 @@ final class Holdings<T, R> {
    */
   @Nullable String watchStragglers(Abandonment gathered) {
     return stragglers.start(gathered);
-  }
-
-  /**
-   * Waits for a producer between its claim and its publish until {@code deadline}: no user code runs there, so it
-   * is usually a few instructions away; a descheduled one is waited for parked.
-   */
-  private boolean awaitPublished(long sequence, long deadline) {
-    for (int spins = 0; !ring.isAvailable(sequence); spins++) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        return false;
-      }
-      if (spins < PUBLISH_SPINS) {
-        Thread.onSpinWait();
-      } else {
-        LockSupport.parkNanos(this, Math.min(left, PUBLISH_PAUSE_NANOS));
-        interruptedWhileWaiting |= Thread.interrupted(); // or park would return at once: kept for later
-      }
-    }
-    return true;
   }
 }

@@ -309,7 +309,8 @@ final class PublishGate {
    * reading never includes one whose claim the cursor reading leaves out. After the cursor reading, the claims up
    * to it are let settle (published; no user code runs between a producer's claim and its publish), and the
    * counts read again: unchanged, every tombstone up to the cursor was in the first reading, so the figure is
-   * exact, and it never goes down from one reading to the next. Producers that keep racing a close's start can
+   * exact, and it never goes down from one reading to the next (but once a close gave up on a claimed slot,
+   * {@link #stopAwaitingPublishes}: a claim that turns into a tombstone then leaves the count). Producers that keep racing a close's start can
    * keep the counts moving; after a few tries the estimate is returned, which can only run ahead by claims not
    * yet decided. Either way it never falls short of the items whose outcome was counted before.
    */
@@ -347,27 +348,16 @@ final class PublishGate {
     }
     // Slots the consumer moved past were published, and so were claims older than one lap of the ring.
     long lowest = Math.max(ring.getMinimumGatingSequence() + 1, cursor - ring.getBufferSize() + 1);
-    long start = System.nanoTime();
-    boolean interrupted = false;
+    PublishWait wait = new PublishWait(ring, PUBLISH_WAIT_NANOS);
     try {
       for (long sequence = lowest; sequence <= cursor; sequence++) {
-        for (int spins = 0; !ring.isAvailable(sequence); spins++) {
-          if (System.nanoTime() - start > PUBLISH_WAIT_NANOS) {
-            return false;
-          }
-          if (spins < 100) {
-            Thread.onSpinWait(); // the usual case: the producer is a few instructions from its publish
-          } else {
-            LockSupport.parkNanos(this, 20_000); // a descheduled producer: wait without burning a core
-            interrupted |= Thread.interrupted(); // or park would return at once: set again on return
-          }
+        if (!wait.published(sequence)) {
+          return false;
         }
       }
       return true;
     } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
+      wait.done();
     }
   }
 }

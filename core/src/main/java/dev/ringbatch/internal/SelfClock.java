@@ -19,7 +19,9 @@ import org.jspecify.annotations.Nullable;
  * increase and multiplicative decrease: a gather that reaches its target raises it by 1/16 (up to 1), one that hits
  * its deadline halves it, so a wrong guess costs at most one deadline. The deadline is twice the mean time recent
  * gathers took, between 20 µs and 1 ms. A batch with fewer than two waiting callers (a lone caller; producers that
- * do not wait) is followed by no wait. Consumer thread only.
+ * do not wait) is followed by no wait. A sink slower still (a write of 320 µs or more) gets a window instead: every
+ * caller just woken, on top of what was in the ring before the wakes, for a thirty-second of the write
+ * ({@link #slowSink}). Consumer thread only.
  */
 final class SelfClock {
   /** Fewer waiting callers than this: the next batch is taken as soon as anything is there, as without the clock. */
@@ -52,7 +54,7 @@ final class SelfClock {
   private static final long UNKNOWN = Long.MIN_VALUE;
   /** The ring's cursor just before the last batch's callers were woken, or {@link #UNKNOWN}. */
   private long cursorAtWakes = UNKNOWN;
-  private @Nullable LongSupplier ring;
+  private @Nullable LongSupplier ringCursor;
   private int virtualWaiters;
 
   /**
@@ -145,7 +147,8 @@ final class SelfClock {
    * before the wakes is twice the callers woken (producers that do not wait: the sink is not kept idle for a few).
    */
   private int slowTarget(long backlog, int woken, int maxBatchSize) {
-    long since = cursorAtWakes == UNKNOWN ? 0 : Math.max(0, ring.getAsLong() - cursorAtWakes);
+    LongSupplier cursor = ringCursor;
+    long since = cursorAtWakes == UNKNOWN || cursor == null ? 0 : Math.max(0, cursor.getAsLong() - cursorAtWakes);
     long before = Math.max(0, backlog - since);
     long items = Math.min(before + woken, maxBatchSize);
     if (backlog >= items || before >= 2L * woken) {
@@ -160,13 +163,14 @@ final class SelfClock {
    * published from now on may be those callers coming back. Consumer thread.
    */
   void wakingFrom() {
-    LongSupplier cursor = ring;
-    cursorAtWakes = cursor == null ? UNKNOWN : cursor.getAsLong();
+    LongSupplier cursor = ringCursor;
+    // Read only for a slow sink, the one rule that uses it: a quick one's batches skip the contended cursor line.
+    cursorAtWakes = cursor == null || !slowSink() ? UNKNOWN : cursor.getAsLong();
   }
 
   /** The ring's cursor, read for {@link #wakingFrom}; without it every item in the ring counts as there before. */
-  void watch(LongSupplier ringCursor) {
-    ring = ringCursor;
+  void watch(LongSupplier cursor) {
+    ringCursor = cursor;
   }
 
   /** How long the next gather may wait for its target. */

@@ -125,6 +125,39 @@ class CloseStragglerTest {
     await().atMost(WAIT).untilAsserted(() -> assertThat(batcher.stats().abandoned()).isEqualTo(1));
   }
 
+  /**
+   * The late item's dependent action is user code, run on the watch thread: one that calls back into the closed
+   * batcher (close, flush().join(), submitAndWait, stats) finds it closed, is answered at once, and sees its own
+   * item counted.
+   */
+  @Test
+  void aLateItemsDependentActionCallingBackFindsTheBatcherClosedAndItsItemCounted() throws Exception {
+    Batcher<String, Void> batcher = idle("straggler-callback");
+    Producer producer = Producer.of(batcher);
+    long claimed = producer.claim();
+    CloseReport report = batcher.close(Duration.ofMillis(50));
+
+    ItemFuture<Object> late = new ItemFuture<>();
+    CompletableFuture<String> callback = late.handle((value, failure) -> {
+      CloseReport again = batcher.close(Duration.ofSeconds(5));
+      boolean flushFailed = batcher.flush().handle((v, t) -> t != null).join();
+      String submitted;
+      try {
+        batcher.submitAndWait("from the callback");
+        submitted = "accepted";
+      } catch (BatcherClosedException refused) {
+        submitted = "refused";
+      } catch (InterruptedException e) {
+        submitted = "interrupted";
+      }
+      BatcherStats stats = batcher.stats();
+      return (again == report) + " " + flushFailed + " " + submitted + " abandoned=" + stats.abandoned();
+    });
+    producer.publish(claimed, late);
+
+    assertThat(callback).succeedsWithin(WAIT).isEqualTo("true true refused abandoned=1");
+  }
+
   /** A straggler that turns out a tombstone (the producer read the batcher closing) is nobody's item. */
   @Test
   void stragglerThatBecomesATombstoneCountsNothing() throws Exception {

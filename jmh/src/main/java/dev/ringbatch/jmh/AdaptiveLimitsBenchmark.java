@@ -3,18 +3,14 @@ package dev.ringbatch.jmh;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
+import dev.ringbatch.BatcherStats;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
-import org.HdrHistogram.Histogram;
-import org.HdrHistogram.Recorder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -29,7 +25,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.IterationParams;
-import org.openjdk.jmh.runner.IterationType;
 
 /**
  * The landscape adaptive limits must find their way in (issue 24): K callers in a closed loop ({@code
@@ -79,10 +74,7 @@ public class AdaptiveLimitsBenchmark {
 
   private Batcher<Long, Void> batcher;
   private ExecutorService pool;
-  private final LongAdder batches = new LongAdder();
-  private final LongAdder items = new LongAdder();
-  private final Recorder roundTrips = new Recorder(3);
-  private final Histogram measured = new Histogram(3);
+  private final CallerLoop loop = new CallerLoop();
 
   @Setup(Level.Trial)
   public void start() {
@@ -104,44 +96,26 @@ public class AdaptiveLimitsBenchmark {
     while (until - System.nanoTime() > 0) {
       Thread.onSpinWait();
     }
-    batches.increment();
-    items.add(batch.size());
   }
 
   /** Keeps the round trips of measurement iterations only. */
   @TearDown(Level.Iteration)
   public void collect(IterationParams iteration) {
-    Histogram interval = roundTrips.getIntervalHistogram();
-    if (iteration.getType() == IterationType.MEASUREMENT) {
-      measured.add(interval);
-    }
+    loop.collect(iteration);
   }
 
   @TearDown(Level.Trial)
   public void stop() throws IOException {
-    double meanBatch = batches.sum() == 0 ? 0 : (double) items.sum() / batches.sum();
+    BatcherStats stats = batcher.stats();
+    double meanBatch = stats.batches() == 0 ? 0 : (double) stats.written() / stats.batches();
     BatchLog.append("adaptive/F=" + fixedMicros + "us/c=" + perItemNanos + "ns/max=" + maxBatch + "/linger="
-        + lingerMicros + "us", callers, meanBatch, measured.getValueAtPercentile(50) / 1e3,
-        measured.getValueAtPercentile(99) / 1e3);
+        + lingerMicros + "us", callers, meanBatch, loop.micros(50), loop.micros(99));
     pool.shutdownNow();
     batcher.close(Duration.ofSeconds(10));
   }
 
   @Benchmark
   public void callers() throws Exception {
-    List<Future<?>> running = new ArrayList<>(callers);
-    for (int c = 0; c < callers; c++) {
-      running.add(pool.submit(() -> {
-        for (int i = 0; i < calls; i++) {
-          long start = System.nanoTime();
-          batcher.submit(ITEM).join();
-          roundTrips.recordValue(System.nanoTime() - start);
-        }
-        return null;
-      }));
-    }
-    for (Future<?> f : running) {
-      f.get();
-    }
+    loop.run(pool, callers, calls, () -> batcher.submit(ITEM));
   }
 }

@@ -2,14 +2,9 @@ package dev.ringbatch.jmh;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.HdrHistogram.Histogram;
-import org.HdrHistogram.Recorder;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -25,7 +20,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.IterationParams;
-import org.openjdk.jmh.runner.IterationType;
 
 /**
  * A closed loop (P3, issue 14): K callers, on platform or virtual threads, each calling
@@ -70,9 +64,7 @@ public class ClosedLoopBenchmark {
 
   private Target impl;
   private ExecutorService pool;
-  /** Every call's round trip in nanoseconds; read at the end of each iteration. */
-  private final Recorder roundTrips = new Recorder(3);
-  private final Histogram measured = new Histogram(3);
+  private final CallerLoop loop = new CallerLoop();
 
   /** What one iteration measured, reported by JMH next to the score. */
   @State(Scope.Thread)
@@ -103,10 +95,7 @@ public class ClosedLoopBenchmark {
   /** Keeps the round trips of measurement iterations only. */
   @TearDown(Level.Iteration)
   public void collect(IterationParams iteration) {
-    Histogram interval = roundTrips.getIntervalHistogram();
-    if (iteration.getType() == IterationType.MEASUREMENT) {
-      measured.add(interval);
-    }
+    loop.collect(iteration);
   }
 
   @TearDown(Level.Trial)
@@ -117,26 +106,13 @@ public class ClosedLoopBenchmark {
   }
 
   private void log() throws IOException {
-    BatchLog.append(target + "/" + threads + "/" + sink, callers, impl.meanBatchSize(),
-        measured.getValueAtPercentile(50) / 1e3, measured.getValueAtPercentile(99) / 1e3);
+    BatchLog.append(target + "/" + threads + "/" + sink, callers, impl.meanBatchSize(), loop.micros(50),
+        loop.micros(99));
   }
 
   @Benchmark
   public void callers(Counters counters) throws Exception {
-    List<Future<?>> running = new ArrayList<>(callers);
-    for (int c = 0; c < callers; c++) {
-      running.add(pool.submit(() -> {
-        for (int i = 0; i < calls; i++) {
-          long start = System.nanoTime();
-          impl.submit(ITEM).join();
-          roundTrips.recordValue(System.nanoTime() - start);
-        }
-        return null;
-      }));
-    }
-    for (Future<?> f : running) {
-      f.get();
-    }
+    loop.run(pool, callers, calls, () -> impl.submit(ITEM));
     counters.calls += (long) callers * calls;
   }
 
