@@ -46,10 +46,16 @@ public final class BatcherConfig {
   private final @Nullable ThreadFactory threadFactory;
   private final Ticker ticker;
   private final @Nullable OfferFailureHandler offerFailureHandler;
+  private final @Nullable Adaptive adaptive;
+  /** Whether maxBatchSize was set rather than defaulted: an adaptive config's default cap is the ring size. */
+  private final boolean maxBatchSizeSet;
 
   private BatcherConfig(Builder builder) {
     this.ringSize = builder.ringSize;
-    this.limits = BatchLimits.of(builder.maxBatchSize, builder.maxBatchBytes, builder.linger);
+    this.maxBatchSizeSet = builder.maxBatchSizeSet;
+    this.adaptive = builder.adaptive;
+    int maxBatchSize = adaptive != null && !maxBatchSizeSet ? builder.ringSize : builder.maxBatchSize;
+    this.limits = BatchLimits.of(maxBatchSize, builder.maxBatchBytes, builder.linger);
     this.overflowPolicy = builder.overflowPolicy;
     this.submitTimeout = builder.submitTimeout;
     this.waitMode = builder.waitMode;
@@ -82,7 +88,10 @@ public final class BatcherConfig {
     return ringSize;
   }
 
-  /** The initial batch limits (items, bytes, linger); a running batcher can change them. */
+  /**
+   * The initial batch limits (items, bytes, linger); a running batcher can change them. With {@link #adaptive()}
+   * they are the caps the batcher tunes under: its maxBatchSize is the ring size unless one was set.
+   */
   public BatchLimits limits() {
     return limits;
   }
@@ -137,6 +146,11 @@ public final class BatcherConfig {
     return ticker;
   }
 
+  /** The limits' self-tuning mode, or {@code null} (the default): the limits stay as set. See {@link Adaptive}. */
+  public @Nullable Adaptive adaptive() {
+    return adaptive;
+  }
+
   /** What is told of each fire-and-forget item the sink failed, or {@code null}: they are logged. */
   public @Nullable OfferFailureHandler offerFailureHandler() {
     return offerFailureHandler;
@@ -152,6 +166,7 @@ public final class BatcherConfig {
         + ", closeTimeout=" + closeTimeout
         + (maxInFlightBatches == 1 ? "" : ", maxInFlightBatches=" + maxInFlightBatches)
         + (retryPolicy == RetryPolicy.none() ? "" : ", retryPolicy=" + retryPolicy)
+        + (adaptive == null ? "" : ", adaptive=" + adaptive)
         + '}';
   }
 
@@ -175,6 +190,8 @@ public final class BatcherConfig {
     private @Nullable ThreadFactory threadFactory;
     private Ticker ticker = Ticker.system();
     private @Nullable OfferFailureHandler offerFailureHandler;
+    private @Nullable Adaptive adaptive;
+    private boolean maxBatchSizeSet;
 
     private Builder() {}
 
@@ -192,6 +209,8 @@ public final class BatcherConfig {
       this.threadFactory = config.threadFactory;
       this.ticker = config.ticker;
       this.offerFailureHandler = config.offerFailureHandler;
+      this.adaptive = config.adaptive;
+      this.maxBatchSizeSet = config.maxBatchSizeSet;
     }
 
     /**
@@ -215,6 +234,7 @@ public final class BatcherConfig {
      */
     public Builder maxBatchSize(int maxBatchSize) {
       this.maxBatchSize = requirePositive("maxBatchSize", maxBatchSize);
+      this.maxBatchSizeSet = true;
       return this;
     }
 
@@ -242,8 +262,19 @@ public final class BatcherConfig {
     public Builder limits(BatchLimits limits) {
       requireNonNull(limits, "limits");
       this.maxBatchSize = limits.maxBatchSize();
+      this.maxBatchSizeSet = true;
       this.maxBatchBytes = limits.maxBatchBytes();
       this.linger = limits.linger();
+      return this;
+    }
+
+    /**
+     * Makes the limits tune themselves ({@link Adaptive#throughput()} or {@link Adaptive#latency}); the
+     * configured maxBatchSize and maxBatchBytes become caps, and maxBatchSize defaults to the ring size. A linger
+     * is then chosen by the batcher: setting one as well is refused by {@link #build()}.
+     */
+    public Builder adaptive(Adaptive adaptive) {
+      this.adaptive = requireNonNull(adaptive, "adaptive");
       return this;
     }
 
@@ -323,11 +354,14 @@ public final class BatcherConfig {
     /**
      * Returns the configuration.
      *
-     * @throws IllegalStateException if {@code maxBatchSize} exceeds {@code ringSize}
+     * @throws IllegalStateException if {@code maxBatchSize} exceeds {@code ringSize}, or a linger is set with
+     *     {@link #adaptive}
      */
     public BatcherConfig build() {
-      requireState(maxBatchSize <= ringSize,
+      requireState(maxBatchSize <= ringSize || (adaptive != null && !maxBatchSizeSet),
           "maxBatchSize (%s) must not exceed ringSize (%s)", maxBatchSize, ringSize);
+      requireState(adaptive == null || linger.isZero(), "linger (%s) cannot be set with adaptive (%s): the batcher"
+          + " chooses its linger; cap it with Adaptive.withMaxLinger", linger, adaptive);
       return new BatcherConfig(this);
     }
   }

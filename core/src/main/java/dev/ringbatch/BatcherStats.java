@@ -1,5 +1,7 @@
 package dev.ringbatch;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A snapshot of a batcher's counters, from {@link Batcher#stats()}. Counters are read one by one while the
  * batcher runs, so a snapshot taken under load may be off by the items in motion; once the batcher is
@@ -22,11 +24,21 @@ public final class BatcherStats {
   private final int largestBatchSize;
   private final int ringSize;
   private final long remainingCapacity;
+  private final @Nullable BatchLimits limits;
+
+  /** Creates a snapshot without the limits in force ({@link #limits()} is then null). */
+  public BatcherStats(long accepted, long rejectedFull, long rejectedTimeout, long rejectedInterrupted,
+      long rejectedClosed, long written, long failed, long abandoned, long batches, int lastBatchSize,
+      int largestBatchSize, int ringSize, long remainingCapacity) {
+    this(accepted, rejectedFull, rejectedTimeout, rejectedInterrupted, rejectedClosed, written, failed, abandoned,
+        batches, lastBatchSize, largestBatchSize, ringSize, remainingCapacity, null);
+  }
 
   /** Creates a snapshot; called by the batcher. */
   public BatcherStats(long accepted, long rejectedFull, long rejectedTimeout, long rejectedInterrupted,
       long rejectedClosed, long written, long failed, long abandoned, long batches, int lastBatchSize,
-      int largestBatchSize, int ringSize, long remainingCapacity) {
+      int largestBatchSize, int ringSize, long remainingCapacity, @Nullable BatchLimits limits) {
+    this.limits = limits;
     this.accepted = accepted;
     this.rejectedFull = rejectedFull;
     this.rejectedTimeout = rejectedTimeout;
@@ -123,6 +135,14 @@ public final class BatcherStats {
     return remainingCapacity;
   }
 
+  /**
+   * The batch limits in force when the snapshot was taken (an adaptive batcher's current choice: see
+   * {@link Adaptive}), or null if the batcher that made it did not say.
+   */
+  public @Nullable BatchLimits limits() {
+    return limits;
+  }
+
   @Override
   public String toString() {
     return "BatcherStats{submitted=" + submitted()
@@ -136,6 +156,7 @@ public final class BatcherStats {
         + ", meanBatchSize=" + String.format("%.1f", meanBatchSize())
         + ", largestBatchSize=" + largestBatchSize
         + ", remainingCapacity=" + remainingCapacity + '/' + ringSize
+        + (limits == null ? "" : ", limits=" + limits)
         + '}';
   }
 }

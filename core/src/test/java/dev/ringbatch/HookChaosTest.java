@@ -71,6 +71,8 @@ class HookChaosTest {
   /** The round whose hooks the log handler runs; null between rounds. */
   private static volatile HookRound current;
   private static Logger libraryLogger;
+  private static Logger adaptiveLogger;
+  private static java.util.logging.Level previousAdaptiveLevel;
   private static boolean previousUseParent;
   private static PrintStream previousErr;
   private static final LongAdder LOG_FAILURES = new LongAdder();
@@ -114,6 +116,10 @@ class HookChaosTest {
     previousUseParent = libraryLogger.getUseParentHandlers();
     libraryLogger.setUseParentHandlers(false);
     libraryLogger.addHandler(HANDLER);
+    adaptiveLogger = Logger.getLogger("dev.ringbatch.internal.AdaptiveLimits"); // its DEBUG lines: a hook too
+    previousAdaptiveLevel = adaptiveLogger.getLevel();
+    adaptiveLogger.setLevel(java.util.logging.Level.ALL);
+    libraryLogger.setLevel(java.util.logging.Level.ALL);
   }
 
   @AfterAll
@@ -121,6 +127,8 @@ class HookChaosTest {
     System.setErr(previousErr);
     libraryLogger.removeHandler(HANDLER);
     libraryLogger.setUseParentHandlers(previousUseParent);
+    libraryLogger.setLevel(null);
+    adaptiveLogger.setLevel(previousAdaptiveLevel);
   }
 
   @Test

@@ -147,6 +147,14 @@ final class HookRound {
     if (mode == Mode.WEIGHED && rnd.nextBoolean()) {
       b.maxBatchBytes(1 + rnd.nextInt(maxWeight * 8));
     }
+    if (!lingers && rnd.nextBoolean()) { // the limits tune themselves: the ticker and the log handler run per batch
+      Adaptive adaptive = rnd.nextBoolean() ? Adaptive.throughput()
+          : Adaptive.latency(Duration.ofNanos(50_000 + rnd.nextInt(10_000_000)));
+      b.adaptive(adaptive.withMaxLinger(Duration.ofNanos(rnd.nextInt(2_000_001))));
+      if (rnd.nextBoolean()) {
+        b.limits(BatchLimits.of(ringSize, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO)); // the default cap, stated
+      }
+    }
     if (rnd.nextBoolean()) { // told of failed offers where a dependent action would run: the same faults
       b.offerFailureHandler((item, cause) -> fault.strike(Hook.DEPENDENT));
     }
@@ -176,6 +184,7 @@ final class HookRound {
     description.append(mode).append(" ring=").append(ringSize).append(" maxBatch=").append(config.limits().maxBatchSize())
         .append(config.limits().hasByteLimit() ? " maxBytes=" + config.limits().maxBatchBytes() : "")
         .append(" linger=").append(config.limits().linger().toNanos() / 1000).append("us ")
+        .append(config.adaptive() == null ? "" : config.adaptive() + " ")
         .append(config.overflowPolicy()).append(retrying ? " retry" : "")
         .append(mode == Mode.ASYNC ? " inFlight=" + config.maxInFlightBatches() + " hold=" + holdPercent + "%" : "")
         .append(useFactory ? "" : " default-thread").append(hookCloses ? " hook-closes" : "")

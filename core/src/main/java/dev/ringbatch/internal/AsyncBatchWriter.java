@@ -41,6 +41,8 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private final FlushWaiters flushWaiters;
   private final Runnable wakeConsumer;
   private final SpinHint spinHint;
+  /** Told each write's time, when the limits adapt; set before the consumer starts ({@link #observe}). */
+  private @Nullable AdaptiveLimits adaptive;
 
   private final AtomicInteger inFlight = new AtomicInteger();
   /** Settles under way on any thread, and how deep this thread is in them (a dependent action may close). */
@@ -146,6 +148,11 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     return next;
   }
 
+  /** Tells {@code controller} each write's time. Called once, before the consumer thread starts. */
+  void observe(AdaptiveLimits controller) {
+    this.adaptive = controller;
+  }
+
   /** Completes a dispatched batch once; runs on whichever thread completed its stage. */
   private void settle(Ticket<T, R> ticket, @Nullable Throwable failure) {
     if (ticket.settled.get()) {
@@ -169,6 +176,10 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
       int size = batch.size();
       BatchCompleter.Wakes woken = completer.complete(batch, cause, writeNanos);
       spinHint.settled(woken, writeNanos, size);
+      AdaptiveLimits a = adaptive;
+      if (a != null) {
+        a.asyncWritten(size, writeNanos);
+      }
       finishInOrder(ticket);
       pool.add(batch);
     } finally {

@@ -57,6 +57,15 @@ final class BatchWaits {
     }
   }
 
+  /** Copies the stamps into the adaptive limits' array; returns how many there are. */
+  int copyStamps(AdaptiveLimits into) {
+    if (stamped == 0) {
+      return 0;
+    }
+    System.arraycopy(stamps, 0, into.stampsFor(stamped), 0, stamped);
+    return stamped;
+  }
+
   /** Forgets the batch's stamps. */
   void clear() {
     if (stamped != 0) {

@@ -12,6 +12,14 @@ interface BatchWriter<T, R> {
   boolean ready();
 
   /**
+   * How long the last batch written spent in the sink, every attempt and backoff, once {@link #write} returned;
+   * -1 for a writer that does not wait for its sink (async). Consumer thread.
+   */
+  default long lastSinkNanos() {
+    return -1;
+  }
+
+  /**
    * Writes {@code batch}, whose last item came from ring slot {@code lastSequence}, and returns the batch to
    * fill next (empty). May wait for an in-flight slot.
    *

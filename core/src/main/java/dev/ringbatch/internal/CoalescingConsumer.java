@@ -31,6 +31,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class CoalescingConsumer<T, R> implements Runnable {
   private static final System.Logger LOG = System.getLogger(CoalescingConsumer.class.getName());
+  private static final System.Logger ADAPTIVE_LOG = System.getLogger(AdaptiveLimits.class.getName());
   /** A run shorter than this means the consumer is keeping pace with producers item by item. */
   static final int SMALL_RUN = 256;
   /** Local spins after a small run while producers are busy, a few microseconds, touching no shared memory. */
@@ -62,6 +63,10 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   /** Replaced by any thread through {@link #setLimits}; read once per run of available slots. */
   private volatile BatchLimits limits;
+  /** The adaptive limits' controller, or null; set before the consumer thread starts ({@link #adapt}). */
+  private @Nullable AdaptiveLimits adaptive;
+  /** Whether {@link #setLimits} pinned the limits of an adaptive batcher: the controller no longer steers. */
+  private volatile boolean pinned;
   /**
    * The batch being filled. Plain: a close reads it only after the hand-over CAS (or the consumer's end)
    * that orders it after the consumer's last write; the hot loop reads it per item.
@@ -170,7 +175,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     while (true) {
       if (selfClock.callersWaited()) { // the last batch woke callers: the next wait may gather (SelfClock)
         if (batch.isEmpty()) {
-          waitStrategy.gatherIfDue(next - 1, ring.getCursor(), limits.maxBatchSize());
+          waitStrategy.gatherIfDue(next - 1, ring.getCursor(), inForce().maxBatchSize());
         } else {
           selfClock.forget(); // a lingering batch: its own deadline decides
         }
@@ -182,7 +187,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         checkpoint();
         waitStrategy.clearDeadline();
         try {
-          writeIfDue(limits);
+          writeIfDue(inForce());
         } catch (ConsumerStop stop) {
           throw stop;
         } catch (Throwable bug) {
@@ -287,7 +292,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   /** Takes slots {@code from..to}; returns true when it met the close marker and wrote everything before it. */
   private boolean take(long from, long to) {
-    BatchLimits l = limits;
+    BatchLimits l = inForce();
     for (long sequence = from; sequence <= to; sequence++) {
       SubmissionSlot slot = ring.get(sequence);
       byte kind = slot.kind;
@@ -361,6 +366,10 @@ final class CoalescingConsumer<T, R> implements Runnable {
         || flushWaiters.maxTarget() >= batch.firstSequence()) { // a flush waits for this batch
       return false;
     }
+    AdaptiveLimits a = steering();
+    if (a != null && !a.mayLinger(batchStart)) {
+      return false; // the first item after an idle spell, or a lone caller's: never delayed
+    }
     long elapsed = readTicker() - batchStart;
     if (elapsed >= lingerNanos || elapsed < 0) { // negative: the clock went back, or changed origin (GuardedTicker)
       return false;
@@ -373,22 +382,57 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private void write(long lastSequence) {
     waitStrategy.clearDeadline();
     release(lastSequence); // producers may reuse these slots while the sink works
+    AdaptiveLimits a = steering();
+    int size = batch.size();
+    if (a != null) {
+      a.writeStarting(batch, readTicker()); // the batch is still FILLING: a close taking over fails it unwritten
+    }
     PendingBatch<T, R> next = writer.write(batch, lastSequence);
     if (next != batch) {
       // Only on a change (async): a reference store into this long-lived object dirties a G1 card that a
       // refinement thread must then scan; once per batch that cost ~15% of a core in the offer benchmark.
       batch = next;
     }
+    if (a != null) {
+      String change = a.writeEnded(size, writer.lastSinkNanos(), readTicker());
+      if (change != null) {
+        handOver.callOut(() -> SafeLog.log(ADAPTIVE_LOG, Level.DEBUG, "batcher '" + name + "': adaptive limits now "
+            + a.published() + ": " + change, null));
+      }
+    }
+  }
+
+  /** The limits the consumer applies: the adaptive controller's, unless there is none or they were pinned. */
+  private BatchLimits inForce() {
+    AdaptiveLimits a = steering();
+    return a == null ? limits : a.limits();
+  }
+
+  /** The adaptive controller while it steers, or null. */
+  private @Nullable AdaptiveLimits steering() {
+    AdaptiveLimits a = adaptive;
+    return a == null || pinned ? null : a;
   }
 
   // ---- called by other threads
 
+  /** Replaces the limits; on an adaptive batcher, pins them (the controller stops steering). Any thread. */
   void setLimits(BatchLimits limits) {
     this.limits = limits;
+    if (adaptive != null) {
+      pinned = true;
+    }
   }
 
+  /** The limits in force. Any thread. */
   BatchLimits limits() {
-    return limits;
+    AdaptiveLimits a = adaptive;
+    return a == null || pinned ? limits : a.published();
+  }
+
+  /** Lets {@code controller} steer the limits. Called once, before the consumer thread starts. */
+  void adapt(AdaptiveLimits controller) {
+    this.adaptive = controller;
   }
 
   boolean drained() {

@@ -8,6 +8,7 @@ import static java.util.Objects.requireNonNull;
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import dev.ringbatch.AsyncBatchSink;
+import dev.ringbatch.Adaptive;
 import dev.ringbatch.BatchLimits;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.BatchWriteException;
@@ -53,6 +54,8 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   private final SpinHint spinHint = new SpinHint();
   private final PublishGate gate;
   private final CloseProtocol closing;
+  /** Whether items are stamped whatever the recorders say: the adaptive limits' latency target needs them. */
+  private boolean stampsForAdaptive;
 
   private DisruptorBatcher(String name, BatcherConfig config, @Nullable Weigher<? super T> weigher,
       @Nullable BatchSink<T, R> sink, @Nullable AsyncBatchSink<T, R> asyncSink, ConsumerGroup consumers,
@@ -82,6 +85,16 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
             ticker, handOver, completer, flushWaiters, waitStrategy::wake, spinHint);
     this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
         completer, flushWaiters, limits, ticker, gate, selfClock);
+    Adaptive adaptive = config.adaptive();
+    if (adaptive != null) {
+      AdaptiveLimits controller = new AdaptiveLimits(adaptive, limits, asyncSink != null);
+      consumer.adapt(controller);
+      if (writer instanceof AsyncBatchWriter<T, R> async) {
+        async.observe(controller);
+      }
+      stampsForAdaptive = controller.needsStamps();
+      gate.stampItems(stampsForAdaptive);
+    }
     ThreadFactory factory = config.threadFactory();
     Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");
@@ -298,14 +311,14 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     return new BatcherStats(accepted, gate.rejected(RejectionReason.FULL), gate.rejected(RejectionReason.TIMEOUT),
         gate.rejected(RejectionReason.INTERRUPTED), gate.rejected(RejectionReason.CLOSED),
         written, failed, abandoned, batches, counters.lastBatchSize(), counters.largestBatchSize(), ringSize,
-        ring.remainingCapacity());
+        ring.remainingCapacity(), consumer.limits());
   }
 
   @Override
   public void addStatsRecorder(StatsRecorder recorder) {
     synchronized (recorders) { // the gate's flag follows the recorders in the order they change
       recorders.add(recorder);
-      gate.stampItems(recorders.timesItemWaits());
+      gate.stampItems(stampsForAdaptive || recorders.timesItemWaits());
     }
   }
 
@@ -313,7 +326,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   public boolean removeStatsRecorder(StatsRecorder recorder) {
     synchronized (recorders) {
       boolean removed = recorders.remove(recorder);
-      gate.stampItems(recorders.timesItemWaits());
+      gate.stampItems(stampsForAdaptive || recorders.timesItemWaits());
       return removed;
     }
   }

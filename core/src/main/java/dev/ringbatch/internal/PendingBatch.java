@@ -135,6 +135,11 @@ final class PendingBatch<T, R> {
     waits.writeStarting(now);
   }
 
+  /** Copies the items' publish stamps for the adaptive limits; returns how many. Consumer thread. */
+  int copyStamps(AdaptiveLimits into) {
+    return waits.copyStamps(into);
+  }
+
   /** Whether {@link #reportWaits} has something to report: stamped items whose write started. */
   boolean hasWaits() {
     return waits.hasWaits();

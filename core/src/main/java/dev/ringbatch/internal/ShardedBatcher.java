@@ -197,7 +197,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     return new BatcherStats(accepted, rejected[RejectionReason.FULL.ordinal()],
         rejected[RejectionReason.TIMEOUT.ordinal()], rejected[RejectionReason.INTERRUPTED.ordinal()],
         rejected[RejectionReason.CLOSED.ordinal()], written, failed, abandoned, batches, last, largest, ring,
-        remaining);
+        remaining, each.isEmpty() ? null : each.get(0).limits());
   }
 
   @Override

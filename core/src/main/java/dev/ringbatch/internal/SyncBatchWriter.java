@@ -43,6 +43,8 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private final SelfClock selfClock;
   /** Told how long batches with platform-thread callers took: whether the next callers spin. */
   private final SpinHint spinHint;
+  /** The last batch's time in the sink ({@link #lastSinkNanos}). Consumer thread. */
+  private long lastSinkNanos;
 
   SyncBatchWriter(String name, int ringSize, BatchSink<T, R> sink, RetryPolicy retryPolicy, Ticker ticker, HandOver handOver,
       BatchCompleter completer, FlushWaiters flushWaiters, SelfClock selfClock, SpinHint spinHint) {
@@ -62,6 +64,11 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   @Override
   public boolean ready() {
     return true;
+  }
+
+  @Override
+  public long lastSinkNanos() {
+    return lastSinkNanos;
   }
 
   @Override
@@ -121,6 +128,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
       failure = outcomeOf(batch, failure);
     }
     long writeNanos = ticker.read() - start; // every attempt and every backoff, as recordBatch promises
+    lastSinkNanos = writeNanos;
     int state = batch.state.get();
     if (state == PendingBatch.SETTLING || !completer.settle(batch, state, failure)) {
       throw ConsumerStop.TAKEN; // the close failed it

@@ -1,0 +1,196 @@
+package dev.ringbatch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Adaptive limits on a running batcher: every safety rule of {@link Adaptive}. The sink costs 2 ms of the
+ * batcher's ticker per call (it moves the ticker on instead of waiting), so closed-loop callers learn a linger
+ * in well under a second; the ticker can then be frozen, which makes any linger last for ever: an item that
+ * completes while the ticker stands still was not held.
+ */
+class AdaptiveBatcherTest {
+  private static final int CALLERS = 8;
+  private static final int CAP = 64;
+  private static final Duration MAX_LINGER = Duration.ofMillis(1);
+
+  /** System time plus what the sink spent, or frozen. */
+  private static final class SinkTicker implements Ticker {
+    final AtomicLong offset = new AtomicLong();
+    volatile boolean frozen;
+    volatile long frozenAt;
+
+    @Override
+    public long read() {
+      return frozen ? frozenAt : System.nanoTime() + offset.get();
+    }
+
+    void freeze(long jumpNanos) {
+      frozenAt = System.nanoTime() + offset.addAndGet(jumpNanos);
+      frozen = true;
+    }
+
+    void thaw() {
+      offset.set(frozenAt - System.nanoTime());
+      frozen = false;
+    }
+  }
+
+  private final SinkTicker ticker = new SinkTicker();
+  private final AtomicInteger largestBatch = new AtomicInteger();
+  private final AtomicLong written = new AtomicLong();
+  private final AtomicLong lingerSeen = new AtomicLong();
+  private Batcher<Integer, Void> batcher;
+
+  private Batcher<Integer, Void> start(Adaptive adaptive) {
+    BatcherConfig config = BatcherConfig.builder().ringSize(256).maxBatchSize(CAP).adaptive(adaptive)
+        .ticker(ticker).build();
+    batcher = Batcher.of("adaptive-test", config, BatchSink.noResult(items -> {
+      largestBatch.accumulateAndGet(items.size(), Math::max);
+      written.addAndGet(items.size());
+      ticker.offset.addAndGet(2_000_000 + 500L * items.size()); // F = 2 ms, c = 500 ns
+    }));
+    return batcher;
+  }
+
+  @AfterEach
+  void close() {
+    if (batcher != null) {
+      ticker.frozen = false;
+      batcher.close(Duration.ofSeconds(5));
+    }
+  }
+
+  /** Runs closed-loop callers until a linger is in force once they have stopped; fails after 30 s. */
+  private void learnALinger() throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < deadline) {
+      AtomicBoolean stop = new AtomicBoolean();
+      List<Thread> callers = new ArrayList<>();
+      for (int i = 0; i < CALLERS; i++) {
+        Thread t = new Thread(() -> {
+          while (!stop.get()) {
+            batcher.submit(1).join();
+            lingerSeen.accumulateAndGet(batcher.limits().linger().toNanos(), Math::max);
+          }
+        });
+        t.start();
+        callers.add(t);
+      }
+      try {
+        Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(1))
+            .until(() -> !batcher.limits().linger().isZero());
+      } finally {
+        stop.set(true);
+      }
+      for (Thread t : callers) {
+        t.join(TimeUnit.SECONDS.toMillis(10));
+        assertThat(t.isAlive()).as("a caller stuck").isFalse();
+      }
+      if (!batcher.limits().linger().isZero() && batcher.stats().lastBatchSize() >= 2) {
+        return; // a linger in force, after a batch of two or more: the next item may be held
+      }
+    }
+    throw new AssertionError("no linger learnt in 30 s: " + batcher.limits() + ", " + batcher.stats());
+  }
+
+  @Test
+  void aLingerIsLearntWithinItsCapsAndTheFirstItemAfterIdleIsNotHeld() throws Exception {
+    start(Adaptive.throughput().withMaxLinger(MAX_LINGER));
+    learnALinger();
+    assertThat(largestBatch.get()).isLessThanOrEqualTo(CAP);
+    assertThat(lingerSeen.get()).isLessThanOrEqualTo(MAX_LINGER.toNanos());
+    assertThat(batcher.stats().limits()).isEqualTo(batcher.limits());
+    ticker.freeze(TimeUnit.SECONDS.toNanos(1)); // a second of idle, then no time passes: a held item stays held
+    batcher.submit(1).get(10, TimeUnit.SECONDS); // the first item after idle
+    batcher.submit(2).get(10, TimeUnit.SECONDS); // a lone caller's, after a batch of one
+    assertThat(batcher.limits().linger()).isPositive(); // the linger was in force all along
+  }
+
+  @Test
+  void flushAndCloseCutALearntLinger() throws Exception {
+    start(Adaptive.throughput().withMaxLinger(MAX_LINGER));
+    learnALinger();
+    ticker.freeze(0); // right after a batch of two or more: the next item is held, and its linger never ends
+    CompletableFuture<Void> held = batcher.submit(1);
+    assertThatThrownBy(() -> held.get(50, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);
+    batcher.flush().get(10, TimeUnit.SECONDS);
+    assertThat(held).isCompleted();
+    CompletableFuture<Void> heldAgain = batcher.submit(2);
+    CompletableFuture<Void> third = batcher.submit(3);
+    CloseReport report = batcher.close(Duration.ofSeconds(10));
+    assertThat(report.drained()).isTrue();
+    assertThat(heldAgain).isCompleted();
+    assertThat(third).isCompleted();
+  }
+
+  @Test
+  void setLimitsPinsTheLimits() throws Exception {
+    start(Adaptive.throughput().withMaxLinger(MAX_LINGER));
+    learnALinger();
+    BatchLimits pinned = BatchLimits.of(7, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO);
+    batcher.setLimits(pinned);
+    largestBatch.set(0);
+    ticker.thaw();
+    List<CompletableFuture<Void>> futures = new ArrayList<>();
+    for (int round = 0; round < 200; round++) { // epochs enough for the controller to have moved, were it steering
+      for (int i = 0; i < 20; i++) {
+        futures.add(batcher.submit(i));
+      }
+      CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+      futures.clear();
+    }
+    assertThat(batcher.limits()).isEqualTo(pinned);
+    assertThat(batcher.stats().limits()).isEqualTo(pinned);
+    assertThat(largestBatch.get()).isLessThanOrEqualTo(7);
+  }
+
+  @Test
+  void latencyModeStampsItemsAndKeepsEveryOutcome() throws Exception {
+    start(Adaptive.latency(Duration.ofMillis(50)).withMaxLinger(MAX_LINGER));
+    learnALinger();
+    assertThat(written.get()).isEqualTo(batcher.stats().written());
+    assertThat(batcher.stats().failed()).isZero();
+  }
+
+  @Test
+  void badInputNamesTheFieldAndTheValue() {
+    assertThatThrownBy(() -> Adaptive.latency(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("p99").hasMessageContaining("PT0S");
+    assertThatThrownBy(() -> Adaptive.throughput().withMaxLinger(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxLinger");
+    assertThatThrownBy(() -> Adaptive.throughput().withMaxLinger(Duration.ofSeconds(2)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxLinger").hasMessageContaining("PT2S");
+    assertThatThrownBy(() -> BatcherConfig.builder().linger(Duration.ofMillis(1)).adaptive(Adaptive.throughput())
+        .build()).isInstanceOf(IllegalStateException.class).hasMessageContaining("linger (PT0.001S)");
+    assertThatThrownBy(() -> BatcherConfig.builder().adaptive(null)).isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("adaptive");
+  }
+
+  @Test
+  void anAdaptiveConfigsCapIsTheRingUnlessOneIsSet() throws ExecutionException {
+    BatcherConfig defaulted = BatcherConfig.builder().ringSize(8192).adaptive(Adaptive.throughput()).build();
+    assertThat(defaulted.limits().maxBatchSize()).isEqualTo(8192);
+    assertThat(BatcherConfig.from(defaulted).ringSize(512).build().limits().maxBatchSize()).isEqualTo(512);
+    BatcherConfig set = BatcherConfig.builder().ringSize(8192).maxBatchSize(100).adaptive(Adaptive.throughput())
+        .build();
+    assertThat(set.limits().maxBatchSize()).isEqualTo(100);
+    assertThat(BatcherConfig.builder().build().limits().maxBatchSize()).isEqualTo(256);
+    assertThat(Adaptive.latency(Duration.ofMillis(1)).maxLinger()).isEqualTo(Duration.ofNanos(500_000));
+    assertThat(defaulted.toString()).contains("adaptive=Adaptive{throughput, maxLinger=PT0.001S}");
+  }
+}
