@@ -21,6 +21,8 @@ final class CallerLoop {
   }
 
   private final Recorder roundTrips = new Recorder(3);
+  /** The same round trips, for a sampler's windows ({@link #window}). */
+  private final Recorder windows = new Recorder(3);
   private final Histogram measured = new Histogram(3);
 
   /** Runs {@code callers} callers on {@code pool}, {@code calls} calls each, and waits for all of them. */
@@ -31,7 +33,9 @@ final class CallerLoop {
         for (int i = 0; i < calls; i++) {
           long start = System.nanoTime();
           call.submit().join();
-          roundTrips.recordValue(System.nanoTime() - start);
+          long roundTrip = System.nanoTime() - start;
+          roundTrips.recordValue(roundTrip);
+          windows.recordValue(roundTrip);
         }
         return null;
       }));
@@ -41,12 +45,18 @@ final class CallerLoop {
     }
   }
 
-  /** Ends an iteration: keeps its round trips if it was a measurement iteration. */
-  void collect(IterationParams iteration) {
+  /** Ends an iteration: keeps its round trips if it was a measurement iteration, and returns them. */
+  Histogram collect(IterationParams iteration) {
     Histogram interval = roundTrips.getIntervalHistogram();
     if (iteration.getType() == IterationType.MEASUREMENT) {
       measured.add(interval);
     }
+    return interval;
+  }
+
+  /** The round trips since the last call (a sampler's window). */
+  Histogram window() {
+    return windows.getIntervalHistogram();
   }
 
   /** The measured round trips' {@code percentile}, in microseconds. */
