@@ -49,6 +49,10 @@ import org.jspecify.annotations.Nullable;
  *   <tr><td>{@code ringbatch.ring.remaining}</td><td>gauge</td><td></td><td>free ring slots</td></tr>
  *   <tr><td>{@code ringbatch.ring.capacity}</td><td>gauge</td><td></td><td>ring slots</td></tr>
  *   <tr><td>{@code ringbatch.inflight}</td><td>gauge</td><td></td><td>accepted, not yet finished</td></tr>
+ *   <tr><td>{@code ringbatch.limits.batch.size}</td><td>gauge</td><td></td><td>the batch size limit in force (an
+ *       adaptive batcher's current choice)</td></tr>
+ *   <tr><td>{@code ringbatch.limits.linger}</td><td>gauge</td><td></td><td>the linger in force, in seconds (an
+ *       adaptive batcher's current choice)</td></tr>
  * </table>
  *
  * <p>Counters and gauges read {@link Batcher#stats()} when the registry is scraped and hold the batcher
@@ -152,6 +156,9 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     gauge(registry, "ring.capacity", "Slots in the batcher's ring", b -> b.stats().ringSize());
     gauge(registry, "inflight", "Items accepted and not yet written, failed or abandoned",
         b -> b.stats().inFlight());
+    gauge(registry, "limits.batch.size", "The batch size limit in force", b -> b.limits().maxBatchSize());
+    meters.add(Gauge.builder(PREFIX + "limits.linger", batcher, b -> b.limits().linger().toNanos() / 1e9)
+        .description("The linger in force").baseUnit("seconds").tags(tags).register(registry));
     DistributionSummary sizes = DistributionSummary.builder(PREFIX + "batch.size")
         .description("Items per batch handed to the sink").baseUnit("items").tags(tags)
         .register(registry);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.ringbatch.Batch;
+import dev.ringbatch.BatchLimits;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
 import dev.ringbatch.OverflowPolicy;
@@ -74,6 +75,11 @@ class BatcherMetricsTest {
     assertThat(writes("success") + writes("partial") + writes("failure")).isEqualTo(batches);
     assertThat(registry.get("ringbatch.ring.capacity").gauge().value()).isEqualTo(64);
     assertThat(registry.get("ringbatch.inflight").gauge().value()).isZero();
+    assertThat(registry.get("ringbatch.limits.batch.size").gauge().value()).isEqualTo(64);
+    assertThat(registry.get("ringbatch.limits.linger").gauge().value()).isZero();
+    b.setLimits(BatchLimits.of(32, BatchLimits.NO_BYTE_LIMIT, Duration.ofMillis(3)));
+    assertThat(registry.get("ringbatch.limits.batch.size").gauge().value()).isEqualTo(32);
+    assertThat(registry.get("ringbatch.limits.linger").gauge().value()).isEqualTo(0.003);
   }
 
   @Test
@@ -96,7 +102,7 @@ class BatcherMetricsTest {
   void everyMeter_hasNameTagDescriptionAndBaseUnit() {
     BatcherMetrics.monitor(registry, start(64));
 
-    assertThat(registry.getMeters()).hasSize(4 + 4 + 3 + 1 + 3 + 1 + 1);
+    assertThat(registry.getMeters()).hasSize(4 + 4 + 3 + 1 + 3 + 1 + 1 + 2); // + the limits in force
     for (Meter meter : registry.getMeters()) {
       assertThat(meter.getId().getName()).startsWith("ringbatch.");
       assertThat(meter.getId().getTag("name")).isEqualTo("orders");
@@ -104,6 +110,8 @@ class BatcherMetricsTest {
       String name = meter.getId().getName();
       if (name.equals("ringbatch.batch.retries")) {
         assertThat(meter.getId().getBaseUnit()).isEqualTo("retries");
+      } else if (name.equals("ringbatch.limits.linger")) {
+        assertThat(meter.getId().getBaseUnit()).isEqualTo("seconds");
       } else if (!name.equals("ringbatch.batch.write") && !name.startsWith("ringbatch.item.wait")) {
         assertThat(meter.getId().getBaseUnit()).isEqualTo("items");
       }

@@ -289,6 +289,42 @@ public class BatcherProperties {
     /** Retries of a batch whose sink threw; any key set here turns retries on. */
     private final Retry retry = new Retry();
 
+    /**
+     * Limits that tune themselves: throughput (the most items per second) or latency (the most within
+     * adaptive-p99); max-batch-size and max-batch-bytes become caps, and linger must not be set.
+     */
+    private dev.ringbatch.Adaptive.@Nullable Goal adaptive;
+
+    /** The p99 round-trip target of adaptive latency mode. */
+    private @Nullable Duration adaptiveP99;
+
+    /** The longest linger an adaptive batcher may choose (1ms when unset). */
+    private @Nullable Duration adaptiveMaxLinger;
+
+    public dev.ringbatch.Adaptive.@Nullable Goal getAdaptive() {
+      return adaptive;
+    }
+
+    public void setAdaptive(dev.ringbatch.Adaptive.@Nullable Goal adaptive) {
+      this.adaptive = adaptive;
+    }
+
+    public @Nullable Duration getAdaptiveP99() {
+      return adaptiveP99;
+    }
+
+    public void setAdaptiveP99(@Nullable Duration adaptiveP99) {
+      this.adaptiveP99 = adaptiveP99;
+    }
+
+    public @Nullable Duration getAdaptiveMaxLinger() {
+      return adaptiveMaxLinger;
+    }
+
+    public void setAdaptiveMaxLinger(@Nullable Duration adaptiveMaxLinger) {
+      this.adaptiveMaxLinger = adaptiveMaxLinger;
+    }
+
     public @Nullable Boolean getBlockWithoutTimeout() {
       return blockWithoutTimeout;
     }

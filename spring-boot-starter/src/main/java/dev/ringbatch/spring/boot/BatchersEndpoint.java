@@ -146,6 +146,10 @@ public class BatchersEndpoint {
       l.put("maxBatchBytes", limits.maxBatchBytes());
     }
     l.put("linger", limits.linger().toString());
+    dev.ringbatch.Adaptive adaptive = batcher.config().adaptive();
+    if (adaptive != null) { // the values above are the controller's current choice, unless limits were set here
+      l.put("adaptive", adaptive.toString());
+    }
     d.put("limits", l);
     BatcherConfig config = batcher.config();
     Map<String, Object> c = new LinkedHashMap<>();

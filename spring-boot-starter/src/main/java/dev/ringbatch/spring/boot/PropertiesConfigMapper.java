@@ -2,12 +2,14 @@ package dev.ringbatch.spring.boot;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.ringbatch.Adaptive;
 import dev.ringbatch.BatcherConfig;
 import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.spring.boot.BatcherProperties.Retry;
 import dev.ringbatch.spring.boot.BatcherProperties.Settings;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -137,6 +139,7 @@ final class PropertiesConfigMapper {
       apply(builder, prefix, own);
       retrySet |= apply(retry, prefix + ".retry", own.getRetry());
     }
+    applyAdaptive(builder, prefix, own, defaults);
     if (retrySet) {
       try {
         builder.retryPolicy(retry.build());
@@ -159,6 +162,11 @@ final class PropertiesConfigMapper {
     try {
       return builder.build();
     } catch (IllegalStateException e) {
+      Duration linger = valueOf(own, defaults, Settings::getLinger);
+      if (linger != null && !linger.isZero() && valueOf(own, defaults, Settings::getAdaptive) != null) {
+        throw new InvalidConfigurationPropertyValueException(lastSet(prefix, own, "linger", Settings::getLinger),
+            linger, e.getMessage()); // an adaptive batcher chooses its own linger
+      }
       // maxBatchSize > ringSize: blame the one the user set, or of the two the one from the source that takes
       // precedence (a ring size on the command line over a batch size from application.yml), with its value
       Object batch = valueOf(own, defaults, Settings::getMaxBatchSize);
@@ -213,6 +221,56 @@ final class PropertiesConfigMapper {
       throw new InvalidConfigurationPropertyValueException(prefix + ".consumer-thread", "virtual",
           "virtual threads need Java 21 or later; this is Java " + Runtime.version().feature());
     }
+  }
+
+  /**
+   * The adaptive keys, each from {@code own} or else the defaults: a goal, its p99 target (latency only) and the
+   * longest linger it may choose. A misfit names the key where it was set.
+   */
+  private static void applyAdaptive(BatcherConfig.Builder b, String prefix, @Nullable Settings own,
+      @Nullable Settings defaults) {
+    Adaptive.Goal goal = valueOf(own, defaults, Settings::getAdaptive);
+    Duration p99 = valueOf(own, defaults, Settings::getAdaptiveP99);
+    Duration maxLinger = valueOf(own, defaults, Settings::getAdaptiveMaxLinger);
+    String p99Key = lastSet(prefix, own, "adaptive-p99", Settings::getAdaptiveP99);
+    String maxLingerKey = lastSet(prefix, own, "adaptive-max-linger", Settings::getAdaptiveMaxLinger);
+    String goalKey = lastSet(prefix, own, "adaptive", Settings::getAdaptive);
+    if (goal == null) {
+      if (p99 != null) {
+        throw new InvalidConfigurationPropertyValueException(p99Key, p99, "needs adaptive=latency");
+      }
+      if (maxLinger != null) {
+        throw new InvalidConfigurationPropertyValueException(maxLingerKey, maxLinger,
+            "needs adaptive (throughput or latency)");
+      }
+      return;
+    }
+    Adaptive adaptive;
+    if (goal == Adaptive.Goal.LATENCY) {
+      if (p99 == null) {
+        throw new InvalidConfigurationPropertyValueException(goalKey, "latency",
+            "latency needs a p99 target at " + prefix + ".adaptive-p99");
+      }
+      try {
+        adaptive = Adaptive.latency(p99);
+      } catch (IllegalArgumentException e) {
+        throw new InvalidConfigurationPropertyValueException(p99Key, p99, e.getMessage());
+      }
+    } else {
+      if (own != null && own.getAdaptiveP99() != null) { // one inherited from the defaults does not apply here
+        throw new InvalidConfigurationPropertyValueException(p99Key, p99, "a p99 target needs adaptive=latency, not "
+            + goal.name().toLowerCase(Locale.ROOT) + " (" + goalKey + ")");
+      }
+      adaptive = Adaptive.throughput();
+    }
+    if (maxLinger != null) {
+      try {
+        adaptive = adaptive.withMaxLinger(maxLinger);
+      } catch (IllegalArgumentException e) {
+        throw new InvalidConfigurationPropertyValueException(maxLingerKey, maxLinger, e.getMessage());
+      }
+    }
+    b.adaptive(adaptive);
   }
 
   /** Returns whether any retry key is set. */

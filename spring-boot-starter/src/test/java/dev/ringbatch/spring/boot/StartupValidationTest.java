@@ -2,6 +2,7 @@ package dev.ringbatch.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -103,5 +104,43 @@ class StartupValidationTest {
             .isInstanceOf(InvalidConfigurationPropertyValueException.class)
             .hasMessage("Property ringbatch.batchers.events.max-batch-size with value '1000' is invalid: "
                 + "maxBatchSize (1000) must not exceed ringSize (512)"));
+  }
+
+  @Test
+  void adaptiveKeys_fromTheDefaultsAndTheBatcher_makeAnAdaptiveConfig() {
+    runner.withPropertyValues("ringbatch.defaults.adaptive=latency", "ringbatch.defaults.adaptive-p99=50ms",
+            "ringbatch.batchers.audit.adaptive-p99=20ms",
+            "ringbatch.batchers.audit.adaptive-max-linger=300us", "ringbatch.batchers.bulk.adaptive=throughput")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          BatcherFactory factory = context.getBean(BatcherFactory.class);
+          assertThat(factory.config("audit").adaptive()).isEqualTo(
+              dev.ringbatch.Adaptive.latency(Duration.ofMillis(20)).withMaxLinger(Duration.ofNanos(300_000)));
+          assertThat(factory.config("bulk").adaptive()).isEqualTo(dev.ringbatch.Adaptive.throughput());
+          assertThat(factory.config("bulk").limits().maxBatchSize()).isEqualTo(1024); // the ring: the cap
+        });
+  }
+
+  @Test
+  void adaptiveLatencyWithoutATarget_failsStartupNamingTheKey() {
+    runner.withPropertyValues("ringbatch.batchers.audit.adaptive=latency")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.batchers.audit.adaptive with value 'latency' is invalid: "
+                + "latency needs a p99 target at ringbatch.batchers.audit.adaptive-p99"));
+  }
+
+  @Test
+  void aP99TargetWithoutLatencyMode_andALingerWithAdaptive_failStartupNamingTheKey() {
+    runner.withPropertyValues("ringbatch.batchers.audit.adaptive-p99=5ms")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.batchers.audit.adaptive-p99 with value 'PT0.005S' is invalid: "
+                + "needs adaptive=latency"));
+    runner.withPropertyValues("ringbatch.batchers.audit.adaptive=throughput", "ringbatch.defaults.linger=2ms")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessageStartingWith("Property ringbatch.defaults.linger with value 'PT0.002S' is invalid: "
+                + "linger (PT0.002S) cannot be set with adaptive"));
   }
 }
