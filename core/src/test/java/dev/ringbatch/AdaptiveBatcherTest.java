@@ -55,10 +55,11 @@ class AdaptiveBatcherTest {
   private final AtomicLong written = new AtomicLong();
   private final AtomicLong lingerSeen = new AtomicLong();
   private Batcher<Integer, Void> batcher;
+  private volatile Thread consumer;
 
   private Batcher<Integer, Void> start(Adaptive adaptive) {
     BatcherConfig config = BatcherConfig.builder().ringSize(256).maxBatchSize(CAP).adaptive(adaptive)
-        .ticker(ticker).build();
+        .ticker(ticker).threadFactory(r -> consumer = new Thread(r, "adaptive-test-consumer")).build();
     batcher = Batcher.of("adaptive-test", config, BatchSink.noResult(items -> {
       largestBatch.accumulateAndGet(items.size(), Math::max);
       written.addAndGet(items.size());
@@ -101,6 +102,10 @@ class AdaptiveBatcherTest {
         t.join(TimeUnit.SECONDS.toMillis(10));
         assertThat(t.isAlive()).as("a caller stuck").isFalse();
       }
+      // The consumer reads the ticker once more after it completed the last batch: wait until it parks, idle,
+      // so that a freeze that follows comes after that read.
+      Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(1))
+          .until(() -> consumer.getState() == Thread.State.WAITING);
       if (!batcher.limits().linger().isZero() && batcher.stats().lastBatchSize() >= 2) {
         return; // a linger in force, after a batch of two or more: the next item may be held
       }
@@ -116,16 +121,18 @@ class AdaptiveBatcherTest {
     assertThat(lingerSeen.get()).isLessThanOrEqualTo(MAX_LINGER.toNanos());
     assertThat(batcher.stats().limits()).isEqualTo(batcher.limits());
     ticker.freeze(TimeUnit.SECONDS.toNanos(1)); // a second of idle, then no time passes: a held item stays held
+    assertThat(batcher.limits().linger()).isPositive(); // in force: nothing changes it before the next write
     batcher.submit(1).get(10, TimeUnit.SECONDS); // the first item after idle
     batcher.submit(2).get(10, TimeUnit.SECONDS); // a lone caller's, after a batch of one
-    assertThat(batcher.limits().linger()).isPositive(); // the linger was in force all along
   }
 
   @Test
   void flushAndCloseCutALearntLinger() throws Exception {
     start(Adaptive.throughput().withMaxLinger(MAX_LINGER));
     learnALinger();
-    ticker.freeze(0); // right after a batch of two or more: the next item is held, and its linger never ends
+    // Frozen before the last write's end (no idle spell, whatever the callers took to stop), after a batch of two
+    // or more: the next item is held, and its linger never ends.
+    ticker.freeze(-TimeUnit.MILLISECONDS.toNanos(10));
     CompletableFuture<Void> held = batcher.submit(1);
     assertThatThrownBy(() -> held.get(50, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);
     batcher.flush().get(10, TimeUnit.SECONDS);

@@ -170,10 +170,10 @@ final class AdaptiveLimits {
 
   /** A batch is handed to the writer at {@code now}. */
   void writeStarting(PendingBatch<?, ?> batch, long now) {
-    if (lastWriteEnd != UNSET && now - lastWriteEnd > Math.max(IDLE_NANOS, 4 * rungs[rung])) {
+    if (epochStart == UNSET || now - epochStart < 0 || now - lastWriteEnd < 0) {
+      restartEpoch(now); // the first batch, or the ticker stepped back (a new origin): measure afresh
+    } else if (now - lastWriteEnd > Math.max(IDLE_NANOS, 4 * rungs[rung])) {
       restartEpoch(now); // idle between writes: this epoch says nothing of the linger
-    } else if (epochStart == UNSET) {
-      epochStart = now;
     }
     writeStart = now;
     epochBatches++;
@@ -214,6 +214,10 @@ final class AdaptiveLimits {
     lastSize = size;
     lastWriteEnd = now;
     long elapsed = now - epochStart;
+    if (elapsed < 0) {
+      restartEpoch(now); // the ticker stepped back during the write
+      return null;
+    }
     if (epochBatches >= EPOCH_BATCHES && elapsed >= EPOCH_NANOS
         && (!latency || epochLatency.count() >= EPOCH_SAMPLES || elapsed >= EPOCH_MAX_NANOS)) {
       return endEpoch(now, elapsed);
@@ -232,7 +236,9 @@ final class AdaptiveLimits {
     epochItems = 0;
     epochLatency.clear();
     if (probeEpoch != 0) {
-      endProbe();
+      endProbe(); // an abandoned probe counts as one that failed: under bursts it must back off all the same
+      hold = Math.min(MAX_HOLD, 2 * hold);
+      held = 0;
       apply(base, sizeLimit);
     }
   }
@@ -249,6 +255,14 @@ final class AdaptiveLimits {
       base = 0;
       change = apply(0, caps.maxBatchSize()) ? "natural batching: the sink's cost is too noisy to fit (" + fit + ")"
           : null;
+    } else if (latency && epochLatency.count() >= EPOCH_SAMPLES / 2
+        && epochLatency.valueAt(0.99) > targetNanos) {
+      endProbe(); // over the target during a probe: back to the settled rung at once; the next epoch acts on it
+      hold = Math.min(MAX_HOLD, 2 * hold);
+      held = 0;
+      stride = 1;
+      apply(base, sizeLimit);
+      change = null;
     } else {
       int arm = ARMS[(probeEpoch - 1) % ARMS.length];
       armItems[arm] += epochItems;
@@ -329,8 +343,10 @@ final class AdaptiveLimits {
       // Smaller batches help only where the cost per item is what makes a write long: with a fixed cost near the
       // target, more writes of fewer items would only queue the items longer. Sizes too alike to tell the two
       // apart: halve once, and the fit learns from the two sizes.
-      if (!fit.knowsPerItem() || (full > targetNanos / 2 && fit.fixedNanos() < targetNanos / 4.0)) {
-        int smaller = Math.max(1, Math.max(sizeLimit / 2, Math.min(sizeLimit - 1, fit.sizeWithin(targetNanos / 2))));
+      boolean explore = !fit.knowsPerItem(); // halve once: two sizes far apart tell F from c for good
+      if (explore || (full > targetNanos / 2 && fit.fixedNanos() < targetNanos / 4.0)) {
+        int smaller = explore ? Math.max(1, sizeLimit / 2)
+            : Math.max(1, Math.max(sizeLimit / 2, Math.min(sizeLimit - 1, fit.sizeWithin(targetNanos / 2))));
         return apply(0, smaller) ? "p99 " + micros(p99) + " over the target " + micros(targetNanos)
             + "; a full batch's write is " + micros(full) + " (" + fit + ")" : null;
       }

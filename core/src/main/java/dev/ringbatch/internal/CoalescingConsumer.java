@@ -65,6 +65,8 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private volatile BatchLimits limits;
   /** The adaptive limits' controller, or null; set before the consumer thread starts ({@link #adapt}). */
   private @Nullable AdaptiveLimits adaptive;
+  /** The controller whose limits the current run applies, or null ({@link #inForce}). */
+  private @Nullable AdaptiveLimits runController;
   /** Whether {@link #setLimits} pinned the limits of an adaptive batcher: the controller no longer steers. */
   private volatile boolean pinned;
   /**
@@ -366,7 +368,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         || flushWaiters.maxTarget() >= batch.firstSequence()) { // a flush waits for this batch
       return false;
     }
-    AdaptiveLimits a = steering();
+    AdaptiveLimits a = runController;
     if (a != null && !a.mayLinger(batchStart)) {
       return false; // the first item after an idle spell, or a lone caller's: never delayed
     }
@@ -402,9 +404,16 @@ final class CoalescingConsumer<T, R> implements Runnable {
     }
   }
 
-  /** The limits the consumer applies: the adaptive controller's, unless there is none or they were pinned. */
+  /**
+   * The limits the consumer applies to the run it starts: the adaptive controller's, unless there is none or they
+   * were pinned. Notes whose they are, so that a pin from user code in the middle of the run does not drop the
+   * controller's rules for the limits it already handed out ({@link #lingers}).
+   */
   private BatchLimits inForce() {
     AdaptiveLimits a = steering();
+    if (runController != a) {
+      runController = a; // on a change only: see write() on reference stores per batch
+    }
     return a == null ? limits : a.limits();
   }
 

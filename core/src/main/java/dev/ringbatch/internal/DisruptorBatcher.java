@@ -81,7 +81,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     BatchWriter<T, R> writer = asyncSink == null
         ? new SyncBatchWriter<>(name, ringSize, requireNonNull(sink, "sink"), config.retryPolicy(), ticker,
             handOver, completer, flushWaiters, selfClock, spinHint)
-        : new AsyncBatchWriter<>(name, ringSize, asyncSink, config.maxInFlightBatches(), limits.maxBatchSize(),
+        : new AsyncBatchWriter<>(name, ringSize, asyncSink, config.maxInFlightBatches(), initialBatchCapacity(config),
             ticker, handOver, completer, flushWaiters, waitStrategy::wake, spinHint);
     this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
         completer, flushWaiters, limits, ticker, gate, selfClock);
@@ -101,6 +101,16 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     consumers.add(thread);
     this.closing = new CloseProtocol(name, ringSize, gate, consumer, thread, handOver, flushWaiters, recorders,
         reportsClose, this::stats);
+  }
+
+  /**
+   * The capacity a pooled batch starts with (it grows on demand): the size limit, except that an adaptive
+   * batcher's default cap is the ring, and up to maxInFlightBatches + 1 pooled batches that large could each hold
+   * arrays of the whole ring.
+   */
+  private static int initialBatchCapacity(BatcherConfig config) {
+    int cap = config.limits().maxBatchSize();
+    return config.adaptive() == null ? cap : Math.min(cap, 1024);
   }
 
   /** Validates, creates and starts a batcher; the entry point of {@link Batcher#of}. */

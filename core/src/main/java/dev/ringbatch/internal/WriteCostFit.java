@@ -5,7 +5,8 @@ package dev.ringbatch.internal;
  * least squares over recent batches, each refit halving the weight of what came before. It is {@linkplain
  * #reliable() reliable} only when the writes scatter little around the line (a residual no wider than the mean
  * write) and enough batches were seen: the adaptive limits then fall back to natural batching. Sizes too alike to
- * tell F from c count the whole write as fixed. No allocation. Consumer thread only.
+ * tell F from c keep the c learnt before, or, none learnt yet, count the whole write as fixed. No allocation.
+ * Consumer thread only.
  */
 final class WriteCostFit {
   private static final int MIN_SAMPLES = 8;
@@ -44,11 +45,14 @@ final class WriteCostFit {
     double varSize = snn / s1 - meanSize * meanSize;
     double cov = snw / s1 - meanSize * meanWrite;
     double varWrite = Math.max(0, sww / s1 - meanWrite * meanWrite);
-    knowsPerItem = varSize > 0.25;
-    double c = knowsPerItem ? Math.max(0, cov / varSize) : 0; // sizes too alike: the whole write is fixed
+    // Sizes too alike to tell F from c: keep the c learnt before (sizes move together with the load, and a cost
+    // per item does not go away because recent batches were alike), or, never having learnt one, count the whole
+    // write as fixed.
+    double c = varSize > 0.25 ? Math.max(0, cov / varSize) : knowsPerItem ? perItem : 0;
+    knowsPerItem |= varSize > 0.25;
     perItem = c;
     fixed = Math.max(0, meanWrite - c * meanSize);
-    double residual = Math.max(0, varWrite - c * cov);
+    double residual = Math.max(0, varWrite - 2 * c * cov + c * c * varSize); // var(w - c n), for any c
     reliable = meanWrite > 0 && residual <= meanWrite * meanWrite; // scatter no wider than the mean write
     s1 *= 0.5;
     sn *= 0.5;
@@ -62,7 +66,7 @@ final class WriteCostFit {
     return reliable;
   }
 
-  /** Whether the batches' sizes varied enough to tell the cost per item from the fixed cost. */
+  /** Whether the batches' sizes ever varied enough to tell the cost per item from the fixed cost. */
   boolean knowsPerItem() {
     return knowsPerItem;
   }
