@@ -1,6 +1,7 @@
 package dev.ringbatch.examples;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.ringbatch.Adaptive;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
 import dev.ringbatch.BatcherStats;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.LongStream;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 
 /**
@@ -29,16 +31,35 @@ import org.postgresql.PGConnection;
  * line.
  *
  * <p>Options: {@code --callers 64 --rows 100000 --pool 16 --sink copy|unnest|rows --shards 1 --connections 1
- * --jdbc-url URL --durability on|off}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
+ * --jdbc-url URL --durability on|off --adaptive off|throughput|latency:MILLIS}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
  * connection each. With {@code --sink copy --connections N}, one batcher copies up to N batches at once (one is
  * copied while another commits). With {@code --bad-percent P}, P rows in every hundred break a {@code CHECK}
  * constraint: each run must fail exactly those, and write the others.
  */
 final class JdbcDemo {
   static final String OPTIONS = "--callers --rows --pool --sink --shards --connections --bad-percent --jdbc-url"
-      + " --durability --threads";
+      + " --durability --threads --adaptive";
 
   private JdbcDemo() {}
+
+  /** {@code off}, {@code throughput}, or {@code latency:<millis>}: the batcher's limits mode. */
+  static @Nullable Adaptive adaptive(String mode) {
+    if (mode.equals("off")) {
+      return null;
+    }
+    if (mode.equals("throughput")) {
+      return Adaptive.throughput();
+    }
+    if (mode.startsWith("latency:")) {
+      try {
+        return Adaptive.latency(Duration.ofMillis(Long.parseLong(mode.substring("latency:".length()))));
+      } catch (NumberFormatException e) {
+        // falls through to the message below
+      }
+    }
+    throw new IllegalArgumentException("--adaptive must be off, throughput or latency:<millis> but was '" + mode
+        + "'");
+  }
 
   /** One generated row: a caller's event. */
   record Event(long id, int caller, String payload) {}
@@ -54,6 +75,7 @@ final class JdbcDemo {
     String jdbcUrl = options.stringValue("jdbc-url", "");
     String durability = options.stringValue("durability", "on");
     String threads = options.stringValue("threads", "platform"); // platform, or virtual on JDK 21+
+    Adaptive adaptive = adaptive(options.stringValue("adaptive", "off"));
     CallerHarness.threads(threads); // a bad value or an old JDK fails here, before the database starts
     options.requireAllUsed(OPTIONS);
     if (badPercent > 100) {
@@ -93,8 +115,12 @@ final class JdbcDemo {
       BatcherStats stats;
       LongAdder sinkNanos = new LongAdder();
       List<AutoCloseable> sinks = new ArrayList<>();
-      BatcherConfig config = BatcherConfig.builder().ringSize(4096).maxBatchSize(4096)
-          .maxInFlightBatches(connections).build();
+      BatcherConfig.Builder builder = BatcherConfig.builder().ringSize(4096).maxBatchSize(4096)
+          .maxInFlightBatches(connections);
+      if (adaptive != null) {
+        builder.adaptive(adaptive);
+      }
+      BatcherConfig config = builder.build();
       try (Batcher<Event, Integer> batcher = connections > 1
           ? Batcher.ofAsync("demo-events", config, opened(sinks, overlappingCopySink(pool, connections)))
           : shards == 1
@@ -108,6 +134,9 @@ final class JdbcDemo {
         });
         batched = CallerHarness.run("ringbatch", callers, rows,
             (caller, i) -> batcher.submitAndWait(event(caller, i, badPercent)), out, threads);
+        if (adaptive != null) {
+          out.println("adaptive limits (" + adaptive + ") at the end: " + batcher.limits());
+        }
         stats = batcher.close(Duration.ofSeconds(30)).stats();
       } finally {
         for (AutoCloseable sink : sinks) {
