@@ -128,7 +128,8 @@ public class AdaptiveLimitsBenchmark {
   private String key() {
     String mode = limits.equals("static") ? "max=" + maxBatch + "/linger=" + lingerMicros + "us"
         : limits + (limits.equals("latency") ? "=" + p99Micros + "us" : "") + "/max=" + maxBatch;
-    return "adaptive/F=" + fixedMicros + "us/c=" + perItemNanos + "ns/" + threads + "/" + mode;
+    return "adaptive/F=" + fixedMicros + "us/c=" + perItemNanos + "ns/" + threads + "/" + mode
+        + (loads.length > 1 ? "/steps" : "");
   }
 
   /** The remote call: F + c * n of waiting. */

@@ -209,13 +209,13 @@ public final class VariantsReport {
     return ratios;
   }
 
-  private static double median(double[] sorted) {
+  static double median(double[] sorted) {
     int n = sorted.length;
     return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 
   /** Each fork's score, sorted. */
-  private static double[] forkScores(RunResult run) {
+  static double[] forkScores(RunResult run) {
     return run.getBenchmarkResults().stream()
         .mapToDouble(result -> result.getPrimaryResult().getScore())
         .sorted()
@@ -226,7 +226,7 @@ public final class VariantsReport {
     return ReportData.secondary(run, "cpuNanos") / ReportData.secondary(run, "calls");
   }
 
-  private static String option(List<String> args, String prefix, String fallback) {
+  static String option(List<String> args, String prefix, String fallback) {
     return args.stream().filter(a -> a.startsWith(prefix)).map(a -> a.substring(prefix.length())).findFirst()
         .orElse(fallback);
   }
