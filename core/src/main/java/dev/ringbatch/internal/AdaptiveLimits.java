@@ -403,7 +403,7 @@ final class AdaptiveLimits {
       hold = 1;
     } else if (meanLogRatio > -LOG_GAIN && stride < MAX_STRIDE && (!latency || p99Candidate <= targetNanos)) {
       stride *= 2; // too little difference to act on: a flat or gentle stretch, so look further along it next
-      hold = 1;
+      hold = Math.min(MAX_HOLD, 2 * hold); // but no sooner than after a failed probe: flat is not a gain
     } else {
       direction = candidate > base ? -1 : 1;
       stride = 1;
