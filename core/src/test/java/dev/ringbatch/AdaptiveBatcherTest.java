@@ -7,12 +7,17 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -124,6 +129,41 @@ class AdaptiveBatcherTest {
     assertThat(batcher.limits().linger()).isPositive(); // in force: nothing changes it before the next write
     batcher.submit(1).get(10, TimeUnit.SECONDS); // the first item after idle
     batcher.submit(2).get(10, TimeUnit.SECONDS); // a lone caller's, after a batch of one
+  }
+
+  @Test
+  void everyChangeIsLoggedAtDebug() throws Exception {
+    Logger logger = Logger.getLogger("dev.ringbatch.internal.AdaptiveLimits");
+    List<LogRecord> records = new CopyOnWriteArrayList<>();
+    Handler handler = new Handler() {
+      @Override
+      public void publish(LogRecord record) {
+        records.add(record);
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    Level previous = logger.getLevel();
+    logger.setLevel(Level.ALL);
+    logger.addHandler(handler);
+    try {
+      start(Adaptive.throughput().withMaxLinger(MAX_LINGER));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      do { // a linger in force may be a probe's, which is not logged; a move is
+        learnALinger();
+      } while (records.isEmpty() && System.nanoTime() < deadline);
+      assertThat(records).anySatisfy(r -> {
+        assertThat(r.getLevel()).isEqualTo(Level.FINE); // System.Logger's DEBUG
+        assertThat(r.getMessage()).contains("batcher 'adaptive-test': adaptive limits now").contains("linger");
+      });
+    } finally {
+      logger.removeHandler(handler);
+      logger.setLevel(previous);
+    }
   }
 
   @Test

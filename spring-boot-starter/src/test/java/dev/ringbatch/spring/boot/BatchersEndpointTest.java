@@ -57,6 +57,22 @@ class BatchersEndpointTest {
   }
 
   @Test
+  void anAdaptiveBatcher_showsItsModeBesideTheLimitsInForce_andAChangeHerePinsThem() {
+    runner.withPropertyValues("ringbatch.batchers.bulk.adaptive=throughput").run(context -> {
+      BatcherFactory factory = context.getBean(BatcherFactory.class);
+      Batcher<String, Void> bulk = factory.create("bulk", BatchSink.noResult(items -> { }));
+      BatchersEndpoint endpoint = context.getBean(BatchersEndpoint.class);
+
+      assertThat(endpoint.batcher("bulk").get("limits")).isEqualTo(Map.of("maxBatchSize", 1024, "linger", "PT0S",
+          "adaptive", "Adaptive{throughput, maxLinger=PT0.001S}"));
+      Map<String, Object> changed = endpoint.limits("bulk", 8, null, Duration.ofMillis(5));
+      assertThat(changed.get("limits")).isEqualTo(Map.of("maxBatchSize", 8, "linger", "PT0.005S",
+          "adaptive", "Adaptive{throughput, maxLinger=PT0.001S}"));
+      assertThat(bulk.limits().linger()).isEqualTo(Duration.ofMillis(5)); // pinned: beyond the mode's own cap
+    });
+  }
+
+  @Test
   void notExposed_noEndpoint() {
     new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(EndpointAutoConfiguration.class, BatcherAutoConfiguration.class,
