@@ -8,12 +8,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -163,6 +165,48 @@ class AdaptiveBatcherTest {
     } finally {
       logger.removeHandler(handler);
       logger.setLevel(previous);
+    }
+  }
+
+  @Test
+  void aTickerThatBlocksInTheControllersReadAfterAWrite_closeStillReturnsAndEveryOutcomeBalances() throws Exception {
+    AtomicReference<CompletableFuture<Void>> first = new AtomicReference<>();
+    CountDownLatch blocked = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Ticker blocking = () -> {
+      CompletableFuture<Void> f = first.get();
+      // the first read on the consumer once the item's future is complete: the controller's, after the write
+      if (f != null && f.isDone() && Thread.currentThread().getName().equals("adaptive-test-consumer")
+          && blocked.getCount() == 1) {
+        blocked.countDown();
+        try {
+          release.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return System.nanoTime();
+    };
+    BatcherConfig config = BatcherConfig.builder().ringSize(256).adaptive(Adaptive.throughput()).ticker(blocking)
+        .threadFactory(r -> new Thread(r, "adaptive-test-consumer")).build();
+    Batcher<Integer, Void> b = Batcher.of("adaptive-blocked", config, BatchSink.noResult(items -> { }));
+    try {
+      CompletableFuture<Void> one = new CompletableFuture<>();
+      first.set(one);
+      b.submit(1).whenComplete((v, e) -> one.complete(null));
+      assertThat(blocked.await(10, TimeUnit.SECONDS)).as("the consumer blocked in the ticker").isTrue();
+      CompletableFuture<Void> late = b.submit(2);
+      long start = System.nanoTime();
+      CloseReport report = b.close(Duration.ofMillis(100));
+      assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(5));
+      assertThat(late).failsWithin(Duration.ofSeconds(5)); // taken over: never written, and told so
+      BatcherStats stats = report.stats();
+      assertThat(stats.written()).isEqualTo(1);
+      assertThat(stats.written() + stats.failed() + stats.abandoned() + stats.rejected())
+          .isEqualTo(stats.submitted());
+    } finally {
+      release.countDown();
+      b.close(Duration.ofSeconds(5));
     }
   }
 

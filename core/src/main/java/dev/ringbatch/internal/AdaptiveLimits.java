@@ -102,7 +102,6 @@ final class AdaptiveLimits {
 
   private int lastSize;
   private long lastWriteEnd = UNSET;
-  private long writeStart;
   private long[] stamps = new long[16];
   private int stamped;
   /** The last async write (size in the top 24 bits, nanoseconds below), handed over by its completing thread. */
@@ -168,16 +167,8 @@ final class AdaptiveLimits {
     return Math.max(FIRST_RUNG_NANOS * 10, 2 * rungs[rung]);
   }
 
-  /** A batch is handed to the writer at {@code now}. */
-  void writeStarting(PendingBatch<?, ?> batch, long now) {
-    if (epochStart == UNSET || now - epochStart < 0 || now - lastWriteEnd < 0) {
-      restartEpoch(now); // the first batch, or the ticker stepped back (a new origin): measure afresh
-    } else if (now - lastWriteEnd > Math.max(IDLE_NANOS, 4 * rungs[rung])) {
-      restartEpoch(now); // idle between writes: this epoch says nothing of the linger
-    }
-    writeStart = now;
-    epochBatches++;
-    epochItems += batch.size();
+  /** A batch is about to be handed to the writer: keeps its publish stamps, which its completion clears. */
+  void writeStarting(PendingBatch<?, ?> batch) {
     stamped = latency ? batch.copyStamps(this) : 0;
   }
 
@@ -190,11 +181,18 @@ final class AdaptiveLimits {
   }
 
   /**
-   * A batch of {@code size} items returned from the writer at {@code now}; for a synchronous sink, written (in
-   * {@code sinkNanos}, every attempt) and completed. Returns a description of the change if the limits changed,
-   * or null.
+   * A batch of {@code size} items, whose write the writer started at {@code start} (its own ticker reading),
+   * returned from the writer at {@code now}; for a synchronous sink, written (in {@code sinkNanos}, every attempt)
+   * and completed. Returns a description of the change if the limits changed, or null.
    */
-  @Nullable String writeEnded(int size, long sinkNanos, long now) {
+  @Nullable String writeEnded(int size, long start, long sinkNanos, long now) {
+    if (epochStart == UNSET || start - epochStart < 0 || start - lastWriteEnd < 0 || now - start < 0) {
+      restartEpoch(start); // the first batch, or the ticker stepped back (a new origin): measure afresh
+    } else if (start - lastWriteEnd > Math.max(IDLE_NANOS, 4 * rungs[rung])) {
+      restartEpoch(start); // idle between writes: this epoch says nothing of the linger
+    }
+    epochBatches++;
+    epochItems += size;
     long writeNanos;
     if (async) {
       long sample = asyncSample;
@@ -205,19 +203,15 @@ final class AdaptiveLimits {
       }
       writeNanos = asyncWriteNanos; // the items' round trip: their wait, and a write as long as the last
     } else {
-      writeNanos = now - writeStart; // the round trip ends once the futures are completed
+      writeNanos = now - start; // the round trip ends once the futures are completed
       fit.add(size, sinkNanos); // the sink's cost alone: waking the callers is not the sink's
     }
     for (int i = 0; i < stamped; i++) {
-      epochLatency.add(writeStart - stamps[i] + writeNanos);
+      epochLatency.add(start - stamps[i] + writeNanos);
     }
     lastSize = size;
     lastWriteEnd = now;
     long elapsed = now - epochStart;
-    if (elapsed < 0) {
-      restartEpoch(now); // the ticker stepped back during the write
-      return null;
-    }
     if (epochBatches >= EPOCH_BATCHES && elapsed >= EPOCH_NANOS
         && (!latency || epochLatency.count() >= EPOCH_SAMPLES || elapsed >= EPOCH_MAX_NANOS)) {
       return endEpoch(now, elapsed);
@@ -236,11 +230,16 @@ final class AdaptiveLimits {
     epochItems = 0;
     epochLatency.clear();
     if (probeEpoch != 0) {
-      endProbe(); // an abandoned probe counts as one that failed: under bursts it must back off all the same
-      hold = Math.min(MAX_HOLD, 2 * hold);
-      held = 0;
-      apply(base, sizeLimit);
+      abandonProbe(); // under bursts a probe cut by idleness must back off all the same
     }
+  }
+
+  /** Ends the probe under way as one that failed: the settled rung again, and a longer pause before the next. */
+  private void abandonProbe() {
+    endProbe();
+    hold = Math.min(MAX_HOLD, 2 * hold);
+    held = 0;
+    apply(base, sizeLimit);
   }
 
   private @Nullable String endEpoch(long now, long elapsed) {
@@ -257,11 +256,8 @@ final class AdaptiveLimits {
           : null;
     } else if (latency && epochLatency.count() >= EPOCH_SAMPLES / 2
         && epochLatency.valueAt(0.99) > targetNanos) {
-      endProbe(); // over the target during a probe: back to the settled rung at once; the next epoch acts on it
-      hold = Math.min(MAX_HOLD, 2 * hold);
-      held = 0;
+      abandonProbe(); // over the target during a probe: back to the settled rung at once; the next epoch acts on it
       stride = 1;
-      apply(base, sizeLimit);
       change = null;
     } else {
       int arm = ARMS[(probeEpoch - 1) % ARMS.length];

@@ -41,6 +41,8 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private final FlushWaiters flushWaiters;
   private final Runnable wakeConsumer;
   private final SpinHint spinHint;
+  /** The ticker's reading when the last dispatch started ({@link #lastWriteStart}). Consumer thread. */
+  private long lastWriteStart;
   /** Told each write's time, when the limits adapt; set before the consumer starts ({@link #observe}). */
   private @Nullable AdaptiveLimits adaptive;
 
@@ -111,6 +113,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     // The ticker is user code: read while the batch is still FILLING, so a close that takes over meanwhile
     // fails it as never written, and the CAS below stops this writer before the sink.
     long startNanos = ticker.read();
+    lastWriteStart = startNanos;
     Ticket<T, R> ticket = new Ticket<>(batch, lastSequence, startNanos);
     synchronized (order) {
       // One step for a close: the batch is either FILLING (failed with the holdings) or IN_SINK with its ticket
@@ -146,6 +149,11 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
       throw ConsumerStop.TAKEN;
     }
     return next;
+  }
+
+  @Override
+  public long lastWriteStart() {
+    return lastWriteStart;
   }
 
   /** Tells {@code controller} each write's time. Called once, before the consumer thread starts. */

@@ -19,6 +19,9 @@ interface BatchWriter<T, R> {
     return -1;
   }
 
+  /** The ticker's reading when the last batch's write started, once {@link #write} returned. Consumer thread. */
+  long lastWriteStart();
+
   /**
    * Writes {@code batch}, whose last item came from ring slot {@code lastSequence}, and returns the batch to
    * fill next (empty). May wait for an in-flight slot.

@@ -387,7 +387,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     AdaptiveLimits a = steering();
     int size = batch.size();
     if (a != null) {
-      a.writeStarting(batch, readTicker()); // the batch is still FILLING: a close taking over fails it unwritten
+      a.writeStarting(batch);
     }
     PendingBatch<T, R> next = writer.write(batch, lastSequence);
     if (next != batch) {
@@ -396,7 +396,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
       batch = next;
     }
     if (a != null) {
-      String change = a.writeEnded(size, writer.lastSinkNanos(), readTicker());
+      String change = a.writeEnded(size, writer.lastWriteStart(), writer.lastSinkNanos(), readTicker());
       if (change != null) {
         handOver.callOut(() -> SafeLog.log(ADAPTIVE_LOG, Level.DEBUG, "batcher '" + name + "': adaptive limits now "
             + a.published() + ": " + change, null));
@@ -435,8 +435,8 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   /** The limits in force. Any thread. */
   BatchLimits limits() {
-    AdaptiveLimits a = adaptive;
-    return a == null || pinned ? limits : a.published();
+    AdaptiveLimits a = steering();
+    return a == null ? limits : a.published();
   }
 
   /** Lets {@code controller} steer the limits. Called once, before the consumer thread starts. */

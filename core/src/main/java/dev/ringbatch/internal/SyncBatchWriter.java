@@ -43,7 +43,8 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private final SelfClock selfClock;
   /** Told how long batches with platform-thread callers took: whether the next callers spin. */
   private final SpinHint spinHint;
-  /** The last batch's time in the sink ({@link #lastSinkNanos}). Consumer thread. */
+  /** The last batch's start and time in the sink ({@link #lastWriteStart}, {@link #lastSinkNanos}). Consumer thread. */
+  private long lastWriteStart;
   private long lastSinkNanos;
 
   SyncBatchWriter(String name, int ringSize, BatchSink<T, R> sink, RetryPolicy retryPolicy, Ticker ticker, HandOver handOver,
@@ -72,6 +73,11 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   }
 
   @Override
+  public long lastWriteStart() {
+    return lastWriteStart;
+  }
+
+  @Override
   public PendingBatch<T, R> write(PendingBatch<T, R> batch, long lastSequence) {
     if (!handOver.callOut()) {
       throw ConsumerStop.YIELD;
@@ -87,6 +93,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
       throw ConsumerStop.TAKEN;
     }
     batch.writeStarting(start);
+    lastWriteStart = start;
     Throwable failure;
     long firstFailure = 0;
     for (int attempt = 1; ; attempt++) {

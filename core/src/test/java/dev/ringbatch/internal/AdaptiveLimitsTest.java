@@ -63,10 +63,11 @@ class AdaptiveLimitsTest {
       for (int i = 0; i < n; i++) { // published a little before they were taken: the cohort, then those gathered
         batch.add(i, null, 1, i, (i < Math.min(n, half) ? firstTaken : now) - 5 * MICROS);
       }
-      controller.writeStarting(batch, now);
+      controller.writeStarting(batch);
+      long start = now;
       long write = writeTime(n);
       now += write;
-      String change = controller.writeEnded(n, write, now);
+      String change = controller.writeEnded(n, start, write, now);
       if (change != null && Boolean.getBoolean("dbg")) System.err.println(change);
       longestRoundTrip = Math.max(longestRoundTrip, now - (firstTaken - 5 * MICROS));
     }
@@ -145,12 +146,12 @@ class AdaptiveLimitsTest {
     long now = 0;
     assertThat(controller.mayLinger(now)).as("before any write").isFalse();
     batch.add("a", null, 1, 0, SubmissionSlot.NOT_STAMPED);
-    controller.writeStarting(batch, now);
-    controller.writeEnded(1, 10 * MICROS, now += 10 * MICROS);
+    controller.writeStarting(batch);
+    controller.writeEnded(1, now, 10 * MICROS, now += 10 * MICROS);
     assertThat(controller.mayLinger(now + MICROS)).as("after a lone item").isFalse();
     batch.add("b", null, 1, 1, SubmissionSlot.NOT_STAMPED);
-    controller.writeStarting(batch, now += MICROS);
-    controller.writeEnded(2, 10 * MICROS, now += 10 * MICROS);
+    controller.writeStarting(batch);
+    controller.writeEnded(2, now += MICROS, 10 * MICROS, now += 10 * MICROS);
     assertThat(controller.mayLinger(now + MICROS)).as("right after two items").isTrue();
     assertThat(controller.mayLinger(now + 10_000 * MICROS)).as("after an idle spell").isFalse();
   }

@@ -43,10 +43,11 @@ class Review24BurstyProbeLivelockTest {
       for (int k = 0; k < n; k++) {
         batch.add(k, null, 1, k, now - 5_000);
       }
-      controller.writeStarting(batch, now);
+      controller.writeStarting(batch);
+      long start = now;
       long write = 20_000 + 500L * n;
       now += write;
-      controller.writeEnded(n, write, now);
+      controller.writeEnded(n, start, write, now);
     }
     assertThat(100.0 * lingering / counted).as("%% of batches held by a probe; %s", controller).isLessThan(5.0);
   }

@@ -10,9 +10,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The ticker steps back once (a wall-clock ticker corrected by NTP; or, inside the library, GuardedTicker replacing
- * a ticker that threw by System.nanoTime(), whose origin is unrelated). AdaptiveLimits.writeEnded ends an epoch only
+ * a ticker that threw by System.nanoTime(), whose origin is unrelated). AdaptiveLimits ended an epoch only
  * when now - epochStart >= 2 ms; epochStart stays in the old origin, the difference stays negative, and
- * writeStarting restarts an epoch only after an idle gap. Under a continuous load the controller never ends another
+ * it restarted an epoch only after an idle gap. Under a continuous load the controller never ends another
  * epoch: frozen wherever it stood, here at a probe's candidate rung, and a sink that turns noisy (which must fall
  * back to natural batching "at once") keeps that linger for 40,000 batches (over 60 s of such a sink).
  */
@@ -43,10 +43,11 @@ class Review24ClockBackwardsFreezeTest {
       for (int k = 0; k < n; k++) {
         batch.add(k, null, 1, k, now - 5_000);
       }
-      controller.writeStarting(batch, now);
+      controller.writeStarting(batch);
+      long start = now;
       long write = noisy ? (random.nextInt(10) == 0 ? 20_000_000 : 200_000) : 2_000_000 + 500L * n;
       now += write;
-      controller.writeEnded(n, write, now);
+      controller.writeEnded(n, start, write, now);
     }
     assertThat(beforeTheStep.linger()).as("a linger was in force at the step").isPositive();
     assertThat(controller.limits()).as("40,000 batches after the step, of a noisy sink: %s", controller)

@@ -31,10 +31,11 @@ class Review24LatencySizeRatchetTest {
       for (int k = 0; k < n; k++) {
         batch.add(k, null, 1, k, now - 5_000); // published 5 µs before it was taken
       }
-      controller.writeStarting(batch, now);
+      controller.writeStarting(batch);
+      long start = now;
       long write = 2_000_000 + 50L * n;
       now += write;
-      controller.writeEnded(n, write, now);
+      controller.writeEnded(n, start, write, now);
     }
     assertThat(smallest).as("smallest size limit chosen; now %s", controller)
         .isGreaterThanOrEqualTo(caps.maxBatchSize() / 2);
