@@ -532,31 +532,18 @@ class ReviewAttackTest {
     AtomicReference<Object> flushSeen = new AtomicReference<>();
     CountDownLatch inSink = new CountDownLatch(1);
     Release sinkRelease = release();
-    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-j", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
-        .threadFactory(r -> {
-          Thread th = new Thread(r, "ra-j-consumer") {
-            @Override
-            public void interrupt() {
-              if (Thread.currentThread() != this && flushSeen.get() == null) { // the close's interrupt, wherever
-                try {
-                  self.get().flush().get(2, TimeUnit.SECONDS);
-                  flushSeen.set("completed");
-                } catch (java.util.concurrent.ExecutionException abandonedByTheClose) {
-                  flushSeen.set("completed"); // completed: failed, as documented, since the close abandoned items
-                } catch (Exception e) {
-                  flushSeen.set(e);
-                }
-              }
-              super.interrupt();
-            }
-          };
-          th.setDaemon(true);
-          return th;
-        }).build(), batch -> {
-          inSink.countDown();
-          sinkRelease.await();
-          batch.completeRemaining(1);
-        }));
+    Batcher<Integer, Integer> batcher = stuckInSinkWithInterrupt("ra-j", 8, inSink, sinkRelease, () -> {
+      if (flushSeen.get() == null) {
+        try {
+          self.get().flush().get(2, TimeUnit.SECONDS);
+          flushSeen.set("completed");
+        } catch (java.util.concurrent.ExecutionException abandonedByTheClose) {
+          flushSeen.set("completed"); // completed: failed, as documented, since the close abandoned items
+        } catch (Exception e) {
+          flushSeen.set(e);
+        }
+      }
+    });
     self.set(batcher);
     CompletableFuture<Integer> item = batcher.submit(1);
     assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
@@ -573,6 +560,63 @@ class ReviewAttackTest {
     assertThat(flushSeen.get()).as("flush().get() called back from Thread.interrupt() on the closing thread;"
         + " report=%s", report).isEqualTo("completed");
     assertThat(tookMs).as("close(100 ms) took").isLessThan(1_100);
+  }
+
+  /**
+   * J3: a thread factory's interrupt() that blocks (user code, like a blocking dependent action) must not hold up
+   * the callers the close abandoned: they are told by the time close returns, and close keeps its bound.
+   */
+  @Test
+  @Timeout(30)
+  void threadFactorysInterruptThatBlocks_holdsUpNoAbandonedCaller() throws Exception {
+    CountDownLatch interruptCalled = new CountDownLatch(1);
+    CountDownLatch inSink = new CountDownLatch(1);
+    Release interruptRelease = release();
+    Release sinkRelease = release();
+    Batcher<Integer, Integer> batcher = stuckInSinkWithInterrupt("ra-j3", 8, inSink, sinkRelease, () -> {
+      interruptCalled.countDown();
+      interruptRelease.await(); // blocks, ignoring interrupts, until the test opens it
+    });
+    CompletableFuture<Integer> item = batcher.submit(1);
+    assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
+    long start = System.nanoTime();
+    CloseReport report = batcher.close(Duration.ofMillis(100));
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    boolean doneAtClose = item.isDone();
+    assertThat(interruptCalled.await(10, TimeUnit.SECONDS)).as("the consumer was interrupted").isTrue();
+    interruptRelease.open();
+    sinkRelease.open();
+    assertThat(doneAtClose).as("item told when close returned; report=%s", report).isTrue();
+    assertThat(item).failsWithin(Duration.ZERO).withThrowableOfType(java.util.concurrent.ExecutionException.class)
+        .havingCause().isInstanceOfSatisfying(BatcherClosedException.class,
+            e -> assertThat(e.isOutcomeUnknown()).isTrue());
+    assertThat(tookMs).as("close(100 ms) took").isLessThan(1_100);
+    assertBalanced(report);
+  }
+
+  /**
+   * A batcher (ring of 8) whose sink signals {@code inSink} and waits for {@code sinkRelease}, on a consumer thread whose
+   * {@code interrupt()}, called from another thread, first runs {@code onInterrupt} (user code in a hook).
+   */
+  private Batcher<Integer, Integer> stuckInSinkWithInterrupt(String name, int maxBatchSize, CountDownLatch inSink,
+      Release sinkRelease, Runnable onInterrupt) {
+    return track(Batcher.of(name, BatcherConfig.builder().ringSize(8).maxBatchSize(maxBatchSize).threadFactory(r -> {
+      Thread th = new Thread(r, name + "-consumer") {
+        @Override
+        public void interrupt() {
+          if (Thread.currentThread() != this) { // the close's interrupt, wherever it runs
+            onInterrupt.run();
+          }
+          super.interrupt();
+        }
+      };
+      th.setDaemon(true);
+      return th;
+    }).build(), batch -> {
+      inSink.countDown();
+      sinkRelease.await();
+      batch.completeRemaining(1);
+    }));
   }
 
   // ------------------------------------------------------------------------------------------------ K
@@ -615,21 +659,9 @@ class ReviewAttackTest {
   void threadFactorysThreadInterruptThrows_closeThrows_gatheredItemsNeverCompleted() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
     Release sinkRelease = release();
-    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-j2", BatcherConfig.builder().ringSize(8).maxBatchSize(1)
-        .threadFactory(r -> {
-          Thread th = new Thread(r, "ra-j2-consumer") {
-            @Override
-            public void interrupt() {
-              throw new UnsupportedOperationException("this thread is not to be interrupted");
-            }
-          };
-          th.setDaemon(true);
-          return th;
-        }).build(), batch -> {
-          inSink.countDown();
-          sinkRelease.await();
-          batch.completeRemaining(1);
-        }));
+    Batcher<Integer, Integer> batcher = stuckInSinkWithInterrupt("ra-j2", 1, inSink, sinkRelease, () -> {
+      throw new UnsupportedOperationException("this thread is not to be interrupted");
+    });
     CompletableFuture<Integer> inFlight = batcher.submit(1);
     assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
     CompletableFuture<Integer> queued = batcher.submit(2);

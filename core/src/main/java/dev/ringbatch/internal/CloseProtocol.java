@@ -178,13 +178,10 @@ final class CloseProtocol {
     boolean interrupt = interruptConsumer;
     String unwatched = consumer.watchStragglers(gathered); // a thread of its own, never waited for
     long until = Math.max(deadline, System.nanoTime()) + USER_CODE_GRACE_NANOS;
-    // Two threads, so that neither a caller's blocking dependent action nor a flush's holds up the other kind.
-    runUserCode(until, () -> {
-      if (interrupt) {
-        interruptQuietly(); // a sink blocked in interruptible I/O may give up
-      }
-      consumer.tellAbandoned(gathered);
-    }, () -> {
+    // A thread per kind, so that neither a caller's blocking dependent action nor a flush's holds up the other,
+    // and a thread factory's Thread.interrupt() (user code too) holds up neither.
+    Runnable tellCallers = () -> consumer.tellAbandoned(gathered);
+    Runnable tellTheRest = () -> {
       flushWaiters.completeAll(flushFailure);
       if (reportsClose) {
         recorders.recordClosed(done);
@@ -198,7 +195,12 @@ final class CloseProtocol {
       if (!wasDrained) {
         SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "' closed without draining: " + done, null);
       }
-    });
+    };
+    if (interrupt) { // a sink blocked in interruptible I/O may give up
+      runUserCode(until, tellCallers, tellTheRest, this::interruptQuietly);
+    } else {
+      runUserCode(until, tellCallers, tellTheRest);
+    }
     return done;
   }
 
