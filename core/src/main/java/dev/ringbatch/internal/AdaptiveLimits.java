@@ -17,19 +17,18 @@ import org.jspecify.annotations.Nullable;
  * fitted as {@code F + c * n} ({@link WriteCostFit}).
  *
  * <p><b>How it chooses.</b> The linger moves on a ladder (0, 10 µs, 20 µs, 40 µs, ... up to the maximum) by
- * measurement, not by model: from time to time it tries the next rung up or down in epochs interleaved with
- * epochs at the current rung (B, A, A, B, B, A, ...: a load that drifts linearly weighs both alike), each pair
- * giving one ratio of the two rates; it stops when the mean log ratio is three standard errors from a gain of
- * {@value #GAIN_PERCENT} % (at least {@value #MIN_PAIRS}, at most {@value #MAX_PAIRS} pairs), and moves only if
- * the candidate carried that much more, paired and in all (latency mode: within the target). A probe that fails doubles the wait
- * before the next, up to {@value #MAX_HOLD} epochs, so a rung that clearly does not pay costs two epochs in
- * {@value #MAX_HOLD}; a change of regime (the rate or the batch size halved or
- * doubled) brings probes back at once. It probes only where lingering can pay: the fit is reliable, the fixed cost
- * is at least a fifth of a write, and batches hold two items or more. A noisy fit falls back to natural batching
- * (no linger, the full cap). Latency mode adds AIMD against the epoch's p99: past the target the linger drops a
- * rung at once (multiplicative: the ladder doubles) and, at no linger, the batch size halves while the fitted
- * write of a full batch exceeds half the target and the fixed cost is under a quarter of it (fewer items per
- * write help only then); under 90 % of it the size grows back by a sixteenth of the cap.
+ * measurement, not by model: from time to time a {@link LingerProbe} tries a rung up or down in epochs interleaved
+ * with epochs at the current rung, and the linger moves only if the candidate carried
+ * {@value LingerProbe#GAIN_PERCENT} % more, paired and in all (latency mode: within the target). A probe that
+ * fails doubles the wait before the next, up to {@value #MAX_HOLD} epochs, so a rung that clearly does not pay
+ * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
+ * rate or the batch size halved or doubled) brings probes back at once. It probes only where lingering can pay:
+ * the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two items or more. A noisy
+ * fit falls back to natural batching (no linger, the full cap). Latency mode adds AIMD against the epoch's p99:
+ * past the target the linger drops a rung at once (multiplicative: the ladder doubles) and, at no linger, the
+ * batch size halves while the fitted write of a full batch exceeds half the target and the fixed cost is under a
+ * quarter of it (fewer items per write help only then); under 90 % of it the size grows back by a sixteenth of
+ * the cap.
  *
  * <p><b>Safety.</b> The caps are never exceeded (the ladder stops at the maximum linger, the size at the
  * configured maxBatchSize). {@link #mayLinger} lets a batch linger only if it follows a write of two items or
@@ -42,18 +41,11 @@ final class AdaptiveLimits {
   /** A latency epoch also waits for this many round trips (or 50 ms), so its p99 is one in a hundred. */
   private static final int EPOCH_SAMPLES = 100;
   private static final long EPOCH_MAX_NANOS = 50_000_000;
-  static final int GAIN_PERCENT = 2;
-  private static final double LOG_GAIN = Math.log(1 + GAIN_PERCENT / 100.0);
-  private static final int MIN_PAIRS = 4;
-  private static final double LOG_CLEARLY_WORSE = Math.log(0.9);
-  private static final int MAX_PAIRS = 12;
   static final int MAX_HOLD = 64;
   private static final long FIRST_RUNG_NANOS = 10_000;
   private static final double MIN_FIXED_SHARE = 0.2;
   private static final long IDLE_NANOS = 1_000_000;
   private static final long UNSET = Long.MIN_VALUE;
-  /** The arm of each probe epoch: the candidate (1) or the current rung (0). */
-  private static final int[] ARMS = {1, 0, 0, 1};
 
   private final boolean latency;
   private final long targetNanos;
@@ -75,19 +67,7 @@ final class AdaptiveLimits {
   private long epochItems;
   private final LatencyHistogram epochLatency = new LatencyHistogram();
 
-  /** 0 between probes; from 1 during one, the epoch it is in ({@link #ARMS} gives each epoch's arm). */
-  private int probeEpoch;
-  private int candidate;
-  private final long[] armItems = new long[2];
-  private final long[] armNanos = new long[2];
-  private final LatencyHistogram[] armLatency = {new LatencyHistogram(), new LatencyHistogram()};
-  /** The last epoch's rate of each arm, and the paired log ratios (candidate over base) of the probe so far. */
-  private final double[] epochRate = new double[2];
-  private int pairs;
-  private double pairSum;
-  private double pairSumSquares;
-  /** The best paired log ratio so far: if even it lost a tenth, the probe ends early. */
-  private double bestPair;
+  private final LingerProbe probe = new LingerProbe();
   private int hold = 1;
   private int held;
   private int direction = 1;
@@ -229,14 +209,14 @@ final class AdaptiveLimits {
     epochBatches = 0;
     epochItems = 0;
     epochLatency.clear();
-    if (probeEpoch != 0) {
+    if (probe.running()) {
       abandonProbe(); // under bursts a probe cut by idleness must back off all the same
     }
   }
 
   /** Ends the probe under way as one that failed: the settled rung again, and a longer pause before the next. */
   private void abandonProbe() {
-    endProbe();
+    probe.end();
     hold = Math.min(MAX_HOLD, 2 * hold);
     held = 0;
     apply(base, sizeLimit);
@@ -247,10 +227,10 @@ final class AdaptiveLimits {
     double meanBatch = (double) epochItems / epochBatches;
     fit.refit();
     String change;
-    if (probeEpoch == 0) {
+    if (!probe.running()) {
       change = betweenProbes(rate, meanBatch);
     } else if (!fit.reliable()) {
-      endProbe(); // the fit turned noisy: natural batching, at once
+      probe.end(); // the fit turned noisy: natural batching, at once
       base = 0;
       change = apply(0, caps.maxBatchSize()) ? "natural batching: the sink's cost is too noisy to fit (" + fit + ")"
           : null;
@@ -259,52 +239,17 @@ final class AdaptiveLimits {
       abandonProbe(); // over the target during a probe: back to the settled rung at once; the next epoch acts on it
       stride = 1;
       change = null;
+    } else if (probe.record(epochItems, elapsed, epochLatency)) {
+      change = decideProbe();
     } else {
-      int arm = ARMS[(probeEpoch - 1) % ARMS.length];
-      armItems[arm] += epochItems;
-      armNanos[arm] += elapsed;
-      armLatency[arm].addAll(epochLatency);
-      epochRate[arm] = rate;
+      apply(probe.arm() == LingerProbe.CANDIDATE ? probe.candidate() : base, sizeLimit); // probes are not logged
       change = null;
-      if (probeEpoch % 2 == 0) { // a pair ended: one more paired ratio of the candidate's rate to the base's
-        double logRatio = Math.log(Math.max(epochRate[1], 1e-12) / Math.max(epochRate[0], 1e-12));
-        pairs++;
-        pairSum += logRatio;
-        pairSumSquares += logRatio * logRatio;
-        bestPair = pairs == 1 ? logRatio : Math.max(bestPair, logRatio);
-        change = decided() ? decideProbe() : null;
-      }
-      if (probeEpoch != 0) {
-        probeEpoch++;
-        apply(ARMS[(probeEpoch - 1) % ARMS.length] == 1 ? candidate : base, sizeLimit); // probes are not logged
-      }
     }
     epochStart = now;
     epochBatches = 0;
     epochItems = 0;
     epochLatency.clear();
     return change;
-  }
-
-  /**
-   * Whether the probe has seen enough pairs: at least {@value #MIN_PAIRS}, and the mean log ratio three standard
-   * errors away from the gain asked for, or {@value #MAX_PAIRS} pairs in all (a candidate that close is not worth a
-   * move either way).
-   */
-  private boolean decided() {
-    if (pairs >= 2 && bestPair < LOG_CLEARLY_WORSE) {
-      return true; // every pair so far lost a tenth or more: no need to pay for more
-    }
-    if (pairs < MIN_PAIRS) {
-      return false;
-    }
-    if (pairs >= MAX_PAIRS) {
-      return true;
-    }
-    double mean = pairSum / pairs;
-    double variance = Math.max(0, pairSumSquares / pairs - mean * mean) * pairs / (pairs - 1);
-    double standardError = Math.sqrt(variance / pairs);
-    return Math.abs(mean - LOG_GAIN) > 3 * standardError; // about 95 % with so few pairs (Student's t)
   }
 
   private @Nullable String betweenProbes(double rate, double meanBatch) {
@@ -372,19 +317,21 @@ final class AdaptiveLimits {
       return change;
     }
     int step = (direction > 0 && mayGoUp) || !mayGoDown ? stride : -stride;
-    candidate = Math.max(0, Math.min(rungs.length - 1, base + step));
-    probeEpoch = 1;
+    int candidate = Math.max(0, Math.min(rungs.length - 1, base + step));
+    probe.start(candidate);
     apply(candidate, sizeLimit);
     return change;
   }
 
   private @Nullable String decideProbe() {
-    double rateBase = (double) armItems[0] / Math.max(1, armNanos[0]);
-    double rateCandidate = (double) armItems[1] / Math.max(1, armNanos[1]);
-    long p99Base = armLatency[0].valueAt(0.99);
-    long p99Candidate = armLatency[1].valueAt(0.99);
-    double meanLogRatio = pairSum / pairs;
-    boolean faster = meanLogRatio > LOG_GAIN && rateCandidate > rateBase * (1 + GAIN_PERCENT / 100.0);
+    int candidate = probe.candidate();
+    double rateBase = probe.rate(LingerProbe.SETTLED);
+    double rateCandidate = probe.rate(LingerProbe.CANDIDATE);
+    long p99Base = probe.p99(LingerProbe.SETTLED);
+    long p99Candidate = probe.p99(LingerProbe.CANDIDATE);
+    double meanLogRatio = probe.meanLogRatio();
+    boolean faster = meanLogRatio > LingerProbe.LOG_GAIN
+        && rateCandidate > rateBase * (1 + LingerProbe.GAIN_PERCENT / 100.0);
     boolean better = latency
         ? (faster && p99Candidate <= targetNanos) || (p99Base > targetNanos && p99Candidate * 10 < p99Base * 9)
         : faster;
@@ -397,7 +344,7 @@ final class AdaptiveLimits {
       base = candidate;
       stride = 1;
       hold = 1;
-    } else if (meanLogRatio > -LOG_GAIN && stride < MAX_STRIDE && (!latency || p99Candidate <= targetNanos)) {
+    } else if (meanLogRatio > -LingerProbe.LOG_GAIN && stride < MAX_STRIDE && (!latency || p99Candidate <= targetNanos)) {
       stride *= 2; // too little difference to act on: a flat or gentle stretch, so look further along it next
       hold = Math.min(MAX_HOLD, 2 * hold); // but no sooner than after a failed probe: flat is not a gain
     } else {
@@ -408,20 +355,9 @@ final class AdaptiveLimits {
     held = 0;
     refRate = rateAverage;
     refBatch = batchAverage;
-    endProbe();
+    probe.end();
     apply(base, sizeLimit);
     return change;
-  }
-
-  private void endProbe() {
-    probeEpoch = 0;
-    pairs = 0;
-    pairSum = 0;
-    pairSumSquares = 0;
-    Arrays.fill(armItems, 0);
-    Arrays.fill(armNanos, 0);
-    armLatency[0].clear();
-    armLatency[1].clear();
   }
 
   /** Puts a rung and a size in force; returns whether anything changed. Allocates only on a change. */
