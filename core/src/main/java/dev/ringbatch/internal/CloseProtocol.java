@@ -39,6 +39,8 @@ final class CloseProtocol {
   private final int ringSize;
   private final PublishGate gate;
   private final CoalescingConsumer<?, ?> consumer;
+  /** What the close takes over from the consumer: counted, then told once the report is out. */
+  private final Holdings<?, ?> holdings;
   private final Thread consumerThread;
   private final HandOver handOver;
   private final FlushWaiters flushWaiters;
@@ -58,13 +60,14 @@ final class CloseProtocol {
   /** Closing thread only: whether it was interrupted before or during the close. */
   private boolean interrupted;
 
-  CloseProtocol(String name, int ringSize, PublishGate gate, CoalescingConsumer<?, ?> consumer, Thread consumerThread,
-      HandOver handOver, FlushWaiters flushWaiters, GuardedStatsRecorders recorders, boolean reportsClose,
-      Supplier<BatcherStats> stats) {
+  CloseProtocol(String name, int ringSize, PublishGate gate, CoalescingConsumer<?, ?> consumer, Holdings<?, ?> holdings,
+      Thread consumerThread, HandOver handOver, FlushWaiters flushWaiters, GuardedStatsRecorders recorders,
+      boolean reportsClose, Supplier<BatcherStats> stats) {
     this.name = name;
     this.ringSize = ringSize;
     this.gate = gate;
     this.consumer = consumer;
+    this.holdings = holdings;
     this.consumerThread = consumerThread;
     this.handOver = handOver;
     this.flushWaiters = flushWaiters;
@@ -137,7 +140,7 @@ final class CloseProtocol {
         drained = awaitConsumer(System.nanoTime() + HAND_OVER_GRACE_NANOS) && consumer.drained();
       } else if (outcome == HandOver.TAKEN) {
         consumer.failHoldings(gathered); // settled and gathered; nobody is told before the report is out
-        consumer.countAbandoned(gathered);
+        holdings.count(gathered);
         // A batch settled before the take-over (counted) may still be completing its futures: flushes and the
         // report wait for them, up to the grace, unless its dependent actions block.
         consumer.awaitCompletions(System.nanoTime() + HAND_OVER_GRACE_NANOS);
@@ -176,11 +179,11 @@ final class CloseProtocol {
     String orphanNote = orphaned;
     boolean wasDrained = drained;
     boolean interrupt = interruptConsumer;
-    String unwatched = consumer.watchStragglers(gathered); // a thread of its own, never waited for
+    String unwatched = holdings.watchStragglers(gathered); // a thread of its own, never waited for
     long until = Math.max(deadline, System.nanoTime()) + USER_CODE_GRACE_NANOS;
     // A thread per kind, so that neither a caller's blocking dependent action nor a flush's holds up the other,
     // and a thread factory's Thread.interrupt() (user code too) holds up neither.
-    Runnable tellCallers = () -> consumer.tellAbandoned(gathered);
+    Runnable tellCallers = () -> holdings.tell(gathered);
     Runnable tellTheRest = () -> {
       flushWaiters.completeAll(flushFailure);
       if (reportsClose) {

@@ -61,14 +61,8 @@ final class CoalescingConsumer<T, R> implements Runnable {
   /** What a close (or this consumer, orphaned) gathers of the holdings. */
   private final Holdings<T, R> holdings;
 
-  /** Replaced by any thread through {@link #setLimits}; read once per run of available slots. */
-  private volatile BatchLimits limits;
-  /** The adaptive limits' controller, or null; set before the consumer thread starts ({@link #adapt}). */
-  private @Nullable AdaptiveLimits adaptive;
-  /** The controller whose limits the current run applies, or null ({@link #inForce}). */
-  private @Nullable AdaptiveLimits runController;
-  /** Whether {@link #setLimits} pinned the limits of an adaptive batcher: the controller no longer steers. */
-  private volatile boolean pinned;
+  /** The limits, read once per run of available slots. */
+  private final ConsumerLimits limits;
   /**
    * The batch being filled. Plain: a close reads it only after the hand-over CAS (or the consumer's end)
    * that orders it after the consumer's last write; the hot loop reads it per item.
@@ -86,7 +80,8 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   CoalescingConsumer(String name, RingBuffer<SubmissionSlot> ring, SequenceBarrier barrier, Sequence consumed,
       ConsumerWaitStrategy waitStrategy, BatchWriter<T, R> writer, HandOver handOver, BatchCompleter completer,
-      FlushWaiters flushWaiters, BatchLimits limits, Ticker ticker, PublishGate gate, SelfClock selfClock) {
+      FlushWaiters flushWaiters, ConsumerLimits limits, Ticker ticker, PublishGate gate, SelfClock selfClock,
+      Holdings<T, R> holdings) {
     this.name = name;
     this.ringSize = ring.getBufferSize();
     this.ring = ring;
@@ -102,8 +97,8 @@ final class CoalescingConsumer<T, R> implements Runnable {
     this.tickerRead = ticker::read;
     this.gate = gate;
     this.selfClock = selfClock;
-    this.batch = new PendingBatch<>(limits.maxBatchSize(), ringSize);
-    this.holdings = new Holdings<>(name, ring, consumed, writer, completer);
+    this.batch = new PendingBatch<>(limits.current().maxBatchSize(), ringSize);
+    this.holdings = holdings;
   }
 
   @Override
@@ -150,9 +145,9 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private void failOwnHoldings() {
     Abandonment abandonment = new Abandonment();
     failHoldings(abandonment);
-    completer.countAbandoned(abandonment);
+    holdings.count(abandonment);
     String unwatched = holdings.watchStragglers(abandonment); // before any user code, which may block
-    completer.tellAbandoned(abandonment);
+    holdings.tell(abandonment);
     if (unwatched != null) {
       SafeLog.log(LOG, Level.ERROR, unwatched, null);
     }
@@ -177,7 +172,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     while (true) {
       if (selfClock.callersWaited()) { // the last batch woke callers: the next wait may gather (SelfClock)
         if (batch.isEmpty()) {
-          waitStrategy.gatherIfDue(next - 1, ring.getCursor(), inForce().maxBatchSize());
+          waitStrategy.gatherIfDue(next - 1, ring.getCursor(), limits.forRun().maxBatchSize());
         } else {
           selfClock.forget(); // a lingering batch: its own deadline decides
         }
@@ -189,7 +184,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         checkpoint();
         waitStrategy.clearDeadline();
         try {
-          writeIfDue(inForce());
+          writeIfDue(limits.forRun());
         } catch (ConsumerStop stop) {
           throw stop;
         } catch (Throwable bug) {
@@ -294,7 +289,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   /** Takes slots {@code from..to}; returns true when it met the close marker and wrote everything before it. */
   private boolean take(long from, long to) {
-    BatchLimits l = inForce();
+    BatchLimits l = limits.forRun();
     for (long sequence = from; sequence <= to; sequence++) {
       SubmissionSlot slot = ring.get(sequence);
       byte kind = slot.kind;
@@ -368,7 +363,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
         || flushWaiters.maxTarget() >= batch.firstSequence()) { // a flush waits for this batch
       return false;
     }
-    AdaptiveLimits a = runController;
+    AdaptiveLimits a = limits.runController();
     if (a != null && !a.mayLinger(batchStart)) {
       return false; // the first item after an idle spell, or a lone caller's: never delayed
     }
@@ -384,7 +379,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private void write(long lastSequence) {
     waitStrategy.clearDeadline();
     release(lastSequence); // producers may reuse these slots while the sink works
-    AdaptiveLimits a = steering();
+    AdaptiveLimits a = limits.steering();
     int size = batch.size();
     if (a != null) {
       a.writeStarting(batch);
@@ -404,45 +399,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     }
   }
 
-  /**
-   * The limits the consumer applies to the run it starts: the adaptive controller's, unless there is none or they
-   * were pinned. Notes whose they are, so that a pin from user code in the middle of the run does not drop the
-   * controller's rules for the limits it already handed out ({@link #lingers}).
-   */
-  private BatchLimits inForce() {
-    AdaptiveLimits a = steering();
-    if (runController != a) {
-      runController = a; // on a change only: see write() on reference stores per batch
-    }
-    return a == null ? limits : a.limits();
-  }
-
-  /** The adaptive controller while it steers, or null. */
-  private @Nullable AdaptiveLimits steering() {
-    AdaptiveLimits a = adaptive;
-    return a == null || pinned ? null : a;
-  }
-
   // ---- called by other threads
-
-  /** Replaces the limits; on an adaptive batcher, pins them (the controller stops steering). Any thread. */
-  void setLimits(BatchLimits limits) {
-    this.limits = limits;
-    if (adaptive != null) {
-      pinned = true;
-    }
-  }
-
-  /** The limits in force. Any thread. */
-  BatchLimits limits() {
-    AdaptiveLimits a = steering();
-    return a == null ? limits : a.published();
-  }
-
-  /** Lets {@code controller} steer the limits. Called once, before the consumer thread starts. */
-  void adapt(AdaptiveLimits controller) {
-    this.adaptive = controller;
-  }
 
   boolean drained() {
     return drained;
@@ -493,24 +450,6 @@ final class CoalescingConsumer<T, R> implements Runnable {
     if (!into.stragglers().isEmpty()) {
       gate.stopAwaitingPublishes(); // stats(), the report's among them, must not wait again for those slots
     }
-  }
-
-  /** Counts what {@link #failHoldings} gathered. Closing thread; no user code. */
-  void countAbandoned(Abandonment abandonment) {
-    completer.countAbandoned(abandonment);
-  }
-
-  /**
-   * Starts watching the slots {@link #failHoldings} found claimed but unpublished, once the close's report is out:
-   * a thread of its own fails their items as their producers publish them ({@link StragglerWatch}).
-   */
-  @Nullable String watchStragglers(Abandonment abandonment) {
-    return holdings.watchStragglers(abandonment);
-  }
-
-  /** Tells the recorders and the callers what {@link #failHoldings} gathered, once the close's report is out. */
-  void tellAbandoned(Abandonment abandonment) {
-    completer.tellAbandoned(abandonment);
   }
 
   @Override

@@ -46,6 +46,8 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   private final RingBuffer<SubmissionSlot> ring;
   private final ConsumerWaitStrategy waitStrategy;
   private final CoalescingConsumer<T, R> consumer;
+  /** The limits the consumer applies: set or pinned here, steered by an adaptive controller. */
+  private final ConsumerLimits inForce;
   private final Thread consumerThread;
   private final ConsumerGroup consumers;
   private final GuardedStatsRecorders recorders;
@@ -83,24 +85,25 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
             handOver, completer, flushWaiters, selfClock, spinHint)
         : new AsyncBatchWriter<>(name, ringSize, asyncSink, config.maxInFlightBatches(), initialBatchCapacity(config),
             ticker, handOver, completer, flushWaiters, waitStrategy::wake, spinHint);
-    this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
-        completer, flushWaiters, limits, ticker, gate, selfClock);
     Adaptive adaptive = config.adaptive();
-    if (adaptive != null) {
-      AdaptiveLimits controller = new AdaptiveLimits(adaptive, limits, asyncSink != null);
-      consumer.adapt(controller);
+    AdaptiveLimits controller = adaptive == null ? null : new AdaptiveLimits(adaptive, limits, asyncSink != null);
+    if (controller != null) {
       if (writer instanceof AsyncBatchWriter<T, R> async) {
         async.observe(controller);
       }
       stampsForAdaptive = controller.needsStamps();
       gate.stampItems(stampsForAdaptive);
     }
+    this.inForce = new ConsumerLimits(limits, controller);
+    Holdings<T, R> holdings = new Holdings<>(name, ring, consumed, writer, completer);
+    this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
+        completer, flushWaiters, inForce, ticker, gate, selfClock, holdings);
     ThreadFactory factory = config.threadFactory();
     Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");
     consumers.add(thread);
-    this.closing = new CloseProtocol(name, ringSize, gate, consumer, thread, handOver, flushWaiters, recorders,
-        reportsClose, this::stats);
+    this.closing = new CloseProtocol(name, ringSize, gate, consumer, holdings, thread, handOver, flushWaiters,
+        recorders, reportsClose, this::stats);
   }
 
   /**
@@ -289,7 +292,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public BatchLimits limits() {
-    return consumer.limits();
+    return inForce.current();
   }
 
   @Override
@@ -300,7 +303,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     requireState(weigher != null || !limits.hasByteLimit(),
         "maxBatchBytes (%s) needs a weigher, but batcher '%s' was created without one",
         limits.maxBatchBytes(), name);
-    consumer.setLimits(limits);
+    inForce.set(limits);
   }
 
   @Override
@@ -321,7 +324,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     return new BatcherStats(accepted, gate.rejected(RejectionReason.FULL), gate.rejected(RejectionReason.TIMEOUT),
         gate.rejected(RejectionReason.INTERRUPTED), gate.rejected(RejectionReason.CLOSED),
         written, failed, abandoned, batches, counters.lastBatchSize(), counters.largestBatchSize(), ringSize,
-        ring.remainingCapacity(), consumer.limits());
+        ring.remainingCapacity(), inForce.current());
   }
 
   @Override

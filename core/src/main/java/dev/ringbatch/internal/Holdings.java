@@ -9,8 +9,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * What a close takes over from the consumer: the batch being filled (never written), the batches in the sink
  * (outcome unknown, or not written if waiting to retry) and every unread ring slot. {@link #gather} settles each
- * once and gathers its items into an {@link Abandonment}; nobody is told there. Called by the closing thread once
- * the hand-over is {@code TAKEN}, or by the consumer itself when orphaned; never while the consumer runs.
+ * once and gathers its items into an {@link Abandonment}; nobody is told there, but later: {@link #count} before the
+ * close's report, {@link #tell} (user code) after it. Called by the closing thread once the hand-over is
+ * {@code TAKEN}, or by the consumer itself when orphaned; never while the consumer runs.
  */
 final class Holdings<T, R> {
   /** How long the scan of unread slots waits for a producer between its claim and its publish. */
@@ -67,6 +68,16 @@ final class Holdings<T, R> {
       slot.mark(SubmissionSlot.EMPTY);
     }
     wait.done();
+  }
+
+  /** Counts what {@link #gather} gathered, before anybody is told. No user code. */
+  void count(Abandonment gathered) {
+    completer.countAbandoned(gathered);
+  }
+
+  /** Tells the recorders and the callers what {@link #gather} gathered: user code, once the count is out. */
+  void tell(Abandonment gathered) {
+    completer.tellAbandoned(gathered);
   }
 
   /**
