@@ -189,11 +189,17 @@ class AdaptiveBatcherTest {
     };
     BatcherConfig config = BatcherConfig.builder().ringSize(256).adaptive(Adaptive.throughput()).ticker(blocking)
         .threadFactory(r -> new Thread(r, "adaptive-test-consumer")).build();
-    Batcher<Integer, Void> b = Batcher.of("adaptive-blocked", config, BatchSink.noResult(items -> { }));
+    // The sink waits until the dependent action below is attached, so that it runs on the consumer thread when the
+    // item completes, before the controller's reading (attached later, it would run on this thread, after it).
+    CountDownLatch attached = new CountDownLatch(1);
+    Batcher<Integer, Void> b = Batcher.of("adaptive-blocked", config, BatchSink.noResult(items -> {
+      assertThat(attached.await(10, TimeUnit.SECONDS)).isTrue();
+    }));
     try {
       CompletableFuture<Void> one = new CompletableFuture<>();
       first.set(one);
       b.submit(1).whenComplete((v, e) -> one.complete(null));
+      attached.countDown();
       assertThat(blocked.await(10, TimeUnit.SECONDS)).as("the consumer blocked in the ticker").isTrue();
       CompletableFuture<Void> late = b.submit(2);
       long start = System.nanoTime();
