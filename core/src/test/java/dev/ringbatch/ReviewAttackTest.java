@@ -138,13 +138,12 @@ class ReviewAttackTest {
     assertThat(inTicker.await(10, TimeUnit.SECONDS)).isTrue();
 
     CloseReport report = batcher.close(Duration.ofMillis(300));
-    boolean doneAtClose = item.isDone();
-    tickerRelease.open();
     // Fixed: the ticker is read before the settle is won, so the close takes the batch over while it blocks:
-    // the item is told "outcome unknown" before close returns, and the report counts it abandoned.
-    assertCompletes(item, 10, "item once its completing thread's ticker returned");
-    assertThat(doneAtClose).as("item future done when a close that reports drained=%s returned; report=%s",
-        report.drained(), report).isTrue();
+    // the close tells the item "outcome unknown" (the ticker still blocks: nobody else can), and the report
+    // counts it abandoned.
+    assertCompletes(item, 10, "item, told by a close that reports drained=" + report.drained() + " while the"
+        + " completing thread's ticker still blocks; report=" + report);
+    tickerRelease.open();
     assertBalanced(report);
   }
 
@@ -449,9 +448,9 @@ class ReviewAttackTest {
     CompletableFuture<Integer> first = batcher.submit(1);
     CompletableFuture<Integer> second = batcher.submit(2);
     CloseReport report = batcher.close(Duration.ofMillis(300));
-    assertThat(second).as("queued behind it").isDone();
-    assertThat(first).as("the item whose stage failed, after close returned; report=%s stats=%s", report,
-        report.stats()).isDone();
+    assertCompletes(second, 10, "queued behind it");
+    assertCompletes(first, 10, "the item whose stage failed, after close returned; report=" + report + " stats="
+        + report.stats());
   }
 
   // ------------------------------------------------------------------------------------------------ I
@@ -510,8 +509,8 @@ class ReviewAttackTest {
     t.start();
     CloseReport report = closed.get(20, TimeUnit.SECONDS);
     long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertCompletes(item, 10, "item, told by the close while the retry predicate still blocks");
     retryRelease.open();
-    assertThat(item).isDone();
     // Fixed: the closing thread no longer asks the sink's exception for its toString() before the report.
     assertThat(inToString.getCount()).as("toString() ran on the closing thread; report=%s", report).isOne();
     assertThat(tookMs).as("close(100 ms) took").isLessThan(1_100);
@@ -530,6 +529,7 @@ class ReviewAttackTest {
     AtomicReference<Thread> closer = new AtomicReference<>();
     AtomicReference<Batcher<Integer, Integer>> self = new AtomicReference<>();
     AtomicReference<Object> flushSeen = new AtomicReference<>();
+    CountDownLatch flushTried = new CountDownLatch(1);
     CountDownLatch inSink = new CountDownLatch(1);
     Release sinkRelease = release();
     Batcher<Integer, Integer> batcher = stuckInSinkWithInterrupt("ra-j", 8, inSink, sinkRelease, () -> {
@@ -542,6 +542,7 @@ class ReviewAttackTest {
         } catch (Exception e) {
           flushSeen.set(e);
         }
+        flushTried.countDown();
       }
     });
     self.set(batcher);
@@ -555,8 +556,9 @@ class ReviewAttackTest {
     t.start();
     CloseReport report = closed.get(20, TimeUnit.SECONDS);
     long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertCompletes(item, 10, "item, told by the close while the sink still blocks");
+    assertThat(flushTried.await(10, TimeUnit.SECONDS)).as("interrupt() called; report=%s", report).isTrue();
     sinkRelease.open();
-    assertThat(item).isDone();
     assertThat(flushSeen.get()).as("flush().get() called back from Thread.interrupt() on the closing thread;"
         + " report=%s", report).isEqualTo("completed");
     assertThat(tookMs).as("close(100 ms) took").isLessThan(1_100);
@@ -582,15 +584,46 @@ class ReviewAttackTest {
     long start = System.nanoTime();
     CloseReport report = batcher.close(Duration.ofMillis(100));
     long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-    boolean doneAtClose = item.isDone();
     assertThat(interruptCalled.await(10, TimeUnit.SECONDS)).as("the consumer was interrupted").isTrue();
-    interruptRelease.open();
-    sinkRelease.open();
-    assertThat(doneAtClose).as("item told when close returned; report=%s", report).isTrue();
-    assertThat(item).failsWithin(Duration.ZERO).withThrowableOfType(java.util.concurrent.ExecutionException.class)
+    // told while interrupt() still blocks (it did not hold the callers up), and the sink too (only the close tells)
+    assertThat(item).as("report=%s", report).failsWithin(Duration.ofSeconds(10))
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class)
         .havingCause().isInstanceOfSatisfying(BatcherClosedException.class,
             e -> assertThat(e.isOutcomeUnknown()).isTrue());
+    interruptRelease.open();
+    sinkRelease.open();
     assertThat(tookMs).as("close(100 ms) took").isLessThan(1_100);
+    assertBalanced(report);
+  }
+
+  /**
+   * J4: a StatsRecorder whose recordAbandoned blocks (user code) must not hold up the callers the close abandoned:
+   * they are told while it still blocks.
+   */
+  @Test
+  @Timeout(30)
+  void recorderBlockingInRecordAbandoned_holdsUpNoAbandonedCaller() throws Exception {
+    CountDownLatch inSink = new CountDownLatch(1);
+    Release sinkRelease = release();
+    CountDownLatch inRecorder = new CountDownLatch(1);
+    Release recorderRelease = release();
+    Batcher<Integer, Integer> batcher = stuckInSinkWithInterrupt("ra-j4", 8, inSink, sinkRelease, () -> { });
+    batcher.addStatsRecorder(new dev.ringbatch.stats.StatsRecorder() {
+      @Override
+      public void recordAbandoned(long count) {
+        inRecorder.countDown();
+        recorderRelease.await();
+      }
+    });
+    CompletableFuture<Integer> item = batcher.submit(1);
+    assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
+    CloseReport report = batcher.close(Duration.ofMillis(100));
+    assertThat(inRecorder.await(10, TimeUnit.SECONDS)).as("recordAbandoned called; report=%s", report).isTrue();
+    assertThat(item).as("told while the recorder blocks; report=%s", report).failsWithin(Duration.ofSeconds(10))
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+        .withCauseInstanceOf(BatcherClosedException.class);
+    recorderRelease.open();
+    sinkRelease.open();
     assertBalanced(report);
   }
 
@@ -641,10 +674,44 @@ class ReviewAttackTest {
         }).build(), batch -> batch.completeRemaining(1)));
     CompletableFuture<Integer> item = batcher.submit(1);
     CloseReport report = batcher.close(Duration.ofMillis(100));
-    boolean doneAtClose = item.isDone();
+    assertCompletes(item, 10, "item, told by the close while the consumer thread has not started; report=" + report);
     startRelease.open();
-    assertCompletes(item, 10, "item once the late consumer ran");
-    assertThat(doneAtClose).as("item told when close returned; report=%s", report).isTrue();
+    assertBalanced(report);
+  }
+
+  /**
+   * K2: a consumer thread that never began to run is taken over at once; its thread is in its factory's code (a
+   * wrapper that sets up a context first, say), not the batcher's, so the close does not interrupt it.
+   */
+  @Test
+  @Timeout(30)
+  void consumerThreadStartingLate_isNotInterruptedByTheClose() throws Exception {
+    Release startRelease = release();
+    AtomicInteger interrupts = new AtomicInteger();
+    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-k2", BatcherConfig.builder().ringSize(8)
+        .maxBatchSize(8).threadFactory(r -> {
+          Thread th = new Thread(() -> {
+            startRelease.await();
+            r.run();
+          }, "ra-k2-consumer") {
+            @Override
+            public void interrupt() {
+              if (Thread.currentThread() != this) {
+                interrupts.incrementAndGet();
+              }
+              super.interrupt();
+            }
+          };
+          th.setDaemon(true);
+          return th;
+        }).build(), batch -> batch.completeRemaining(1)));
+    CompletableFuture<Integer> item = batcher.submit(1);
+    CloseReport report = batcher.close(Duration.ofMillis(100));
+    assertCompletes(item, 10, "item, told by the close while the consumer thread has not started");
+    // The close waits for its user-code threads (the interrupt among them) before it returns, unless one blocks.
+    assertThat(interrupts.get()).as("interrupts of a consumer thread in its factory's code; report=%s", report)
+        .isZero();
+    startRelease.open();
     assertBalanced(report);
   }
 

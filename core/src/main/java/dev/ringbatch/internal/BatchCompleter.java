@@ -297,11 +297,18 @@ final class BatchCompleter {
     }
   }
 
-  /** Tells the recorders and then the callers of what {@code abandonment} gathered; counted before. */
-  void tellAbandoned(Abandonment abandonment) {
+  /**
+   * Tells the recorders of what {@code abandonment} gathered; counted before. User code, kept apart from
+   * {@link #tellAbandoned}: a recorder that blocks must not hold up the callers.
+   */
+  void recordAbandoned(Abandonment abandonment) {
     if (abandonment.items() > 0) {
       recorders.recordAbandoned(abandonment.items());
     }
+  }
+
+  /** Tells the callers of what {@code abandonment} gathered (their dependent actions run), then logs its notes. */
+  void tellAbandoned(Abandonment abandonment) {
     for (int i = 0; i < abandonment.futures(); i++) {
       CompletableFuture<Object> future = abandonment.future(i);
       if (completeQuietly(future, null, abandonment.cause(i))) {

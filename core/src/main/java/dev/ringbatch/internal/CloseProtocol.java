@@ -59,6 +59,8 @@ final class CloseProtocol {
   private volatile @Nullable Throwable abandonment;
   /** Closing thread only: whether it was interrupted before or during the close. */
   private boolean interrupted;
+  /** Closing thread only: whether the take-over found the consumer in user code (a call out). */
+  private boolean tookFromUserCode;
 
   CloseProtocol(String name, int ringSize, PublishGate gate, CoalescingConsumer<?, ?> consumer, Holdings<?, ?> holdings,
       Thread consumerThread, HandOver handOver, FlushWaiters flushWaiters, GuardedStatsRecorders recorders,
@@ -146,7 +148,9 @@ final class CloseProtocol {
         consumer.awaitCompletions(System.nanoTime() + HAND_OVER_GRACE_NANOS);
         // nothing was left to abandon (an idle batcher closed with 0, say), nor a slot whose item may come later
         drained = gathered.items() == 0 && gathered.stragglers().isEmpty();
-        interruptConsumer = consumerThread.isAlive() && !consumer.terminated().isDone();
+        // Only a consumer taken from user code (a sink, a dependent action, a ticker) is interrupted: one that
+        // yielded at a checkpoint is on its way out, and one not yet started is in its thread factory's code.
+        interruptConsumer = tookFromUserCode && consumerThread.isAlive() && !consumer.terminated().isDone();
       } else {
         orphaned = "batcher '" + name + "': the consumer did not hand over within "
             + TimeUnit.NANOSECONDS.toMillis(HAND_OVER_GRACE_NANOS) + " ms of the timeout; it fails what it"
@@ -186,6 +190,7 @@ final class CloseProtocol {
     Runnable tellCallers = () -> holdings.tell(gathered);
     Runnable tellTheRest = () -> {
       flushWaiters.completeAll(flushFailure);
+      holdings.record(gathered);
       if (reportsClose) {
         recorders.recordClosed(done);
       }
@@ -209,6 +214,9 @@ final class CloseProtocol {
 
   /** A thread factory's thread may override interrupt(): user code, which must not stop the close. */
   private void interruptQuietly() {
+    if (consumer.terminated().isDone()) {
+      return; // back from the user code and gone meanwhile: the thread may be running its factory's code now
+    }
     try {
       consumerThread.interrupt();
     } catch (Throwable t) {
@@ -301,6 +309,7 @@ final class CloseProtocol {
     while (true) {
       int outcome = handOver.state();
       if ((outcome == HandOver.CALLING_OUT || outcome == HandOver.NOT_STARTED) && handOver.tryTakeOver()) {
+        tookFromUserCode = outcome == HandOver.CALLING_OUT;
         return HandOver.TAKEN;
       }
       if (outcome == HandOver.TAKEN || outcome == HandOver.STOPPED || outcome == HandOver.ORPHANED) {

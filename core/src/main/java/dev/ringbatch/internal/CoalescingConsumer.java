@@ -148,6 +148,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     holdings.count(abandonment);
     String unwatched = holdings.watchStragglers(abandonment); // before any user code, which may block
     holdings.tell(abandonment);
+    holdings.record(abandonment);
     if (unwatched != null) {
       SafeLog.log(LOG, Level.ERROR, unwatched, null);
     }

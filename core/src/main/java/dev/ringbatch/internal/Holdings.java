@@ -75,9 +75,14 @@ final class Holdings<T, R> {
     completer.countAbandoned(gathered);
   }
 
-  /** Tells the recorders and the callers what {@link #gather} gathered: user code, once the count is out. */
+  /** Tells the callers what {@link #gather} gathered: user code, once the count is out. */
   void tell(Abandonment gathered) {
     completer.tellAbandoned(gathered);
+  }
+
+  /** Tells the recorders what {@link #gather} gathered: user code, apart from the callers (it may block). */
+  void record(Abandonment gathered) {
+    completer.recordAbandoned(gathered);
   }
 
   /**
