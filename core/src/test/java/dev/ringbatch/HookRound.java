@@ -41,7 +41,11 @@ final class HookRound {
   static final byte RETURNED = 1;
   static final byte THREW = 2;
   static final ThreadLocal<Boolean> STAGE_THREAD = ThreadLocal.withInitial(() -> Boolean.FALSE);
-  private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /**
+   * How long past its timeout a close may take before it counts as hung: a healthy one takes up to about 600 ms
+   * (hand-over grace, completions grace, user-code grace, 200 ms each), plus room for a stalled machine.
+   */
+  private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(3);
 
   enum Mode { SYNC, WEIGHED, ASYNC, SHARDED }
 

