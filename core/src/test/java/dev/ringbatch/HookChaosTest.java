@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
  * OutcomeUnknownException) or re-enter the batcher (submit, offer, submitAndWait, flush().get(2 s), close,
  * setLimits, stats): the sinks ({@link HookSinks}), the async stage, the {@link Weigher}, the {@link Ticker},
  * the retry predicate, every {@code StatsRecorder} method, a JUL handler on logger {@code dev.ringbatch}, the
- * thread factory, and dependent actions of item and flush futures (see {@link HookFault}). Producers submit
+ * thread factory and its threads' {@code interrupt()}, and dependent actions of item and flush futures (see {@link HookFault}). Producers submit
  * and offer unique ids; an agitator interrupts producers and the consumer, flushes and changes limits; one or
  * two closers (sometimes interrupted) close at a random moment; in some rounds the batcher is closed once idle.
  *
@@ -49,7 +49,7 @@ import org.junit.jupiter.api.Test;
  * accepted never decreases on a thread; close reports balance; every future completes; the sink is never
  * called after close returned; no item is handed twice (a retry only of items the failed attempt recorded
  * nothing for); a kept Batch never shows another id; what callers were told matches what the sink recorded;
- * close returns within its timeout + 1 s; a future's own dependent action sees its item counted; an idle
+ * close returns within its timeout + 3 s; a future's own dependent action sees its item counted; an idle
  * batcher's close drains; the consumer thread ends within 5 s. Violations are counted by kind with seeds, and
  * the test fails at the end with a summary.
  * <ul>
@@ -165,6 +165,11 @@ class HookChaosTest {
     System.out.printf("hookchaos: %d rounds in %d ms, %d submissions, %d batchers not created (a throwing thread"
         + " factory), %d log records the handler failed, base seed %d%n", ROUNDS, millis, submissions,
         creationFailures, LOG_FAILURES.sum(), base);
+    StringBuilder calls = new StringBuilder("hookchaos: hook calls");
+    for (Hook hook : Hook.values()) {
+      calls.append(' ').append(hook).append('=').append(HookFault.CALLS.get(hook.ordinal()));
+    }
+    System.out.println(calls);
     if (!tally.counts.isEmpty()) {
       fail(tally.summary(base));
     }

@@ -17,7 +17,8 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class HookFault {
 
-  enum Hook { SINK, STAGE, WEIGHER, TICKER, RETRY_ON, RECORDER, LOG, FACTORY, DEPENDENT, FLUSH_DEPENDENT }
+  /** FACTORY: the thread factory; INTERRUPT: its thread's {@code interrupt()}, overridden. */
+  enum Hook { SINK, STAGE, WEIGHER, TICKER, RETRY_ON, RECORDER, LOG, FACTORY, DEPENDENT, FLUSH_DEPENDENT, INTERRUPT }
 
   static final long MAX_BLOCK_NANOS = TimeUnit.MILLISECONDS.toNanos(400);
   /** A thread parks in hooks at most this long more than half of the round's time so far. */
@@ -37,6 +38,9 @@ final class HookFault {
   }
 
   private static final ThreadLocal<ThreadState> STATE = ThreadLocal.withInitial(ThreadState::new);
+  /** Calls per hook over the whole run, so that the summary shows every hook was exercised. */
+  static final java.util.concurrent.atomic.AtomicLongArray CALLS = new java.util.concurrent.atomic.AtomicLongArray(
+      Hook.values().length);
 
   private final HookRound round;
   private final double[] block = new double[Hook.values().length];
@@ -91,6 +95,7 @@ final class HookFault {
       return;
     }
     s.depth++;
+    CALLS.incrementAndGet(hook.ordinal());
     round.inHooks.incrementAndGet();
     try {
       round.observe(hook.name());

@@ -178,7 +178,16 @@ final class HookRound {
       AtomicInteger shard = new AtomicInteger();
       b.threadFactory(r -> {
         fault.strike(Hook.FACTORY);
-        Thread t = new Thread(r, "ringbatch-" + name + (mode == Mode.SHARDED ? "-" + shard.getAndIncrement() : ""));
+        Thread t = new Thread(r, "ringbatch-" + name + (mode == Mode.SHARDED ? "-" + shard.getAndIncrement() : "")) {
+          @Override
+          public void interrupt() { // user code too: a close that took over from a call out runs it
+            // the library's calls only (a close's); the agitator's are the test's own
+            if (Thread.currentThread() != this && !Thread.currentThread().getName().startsWith("hookchaos-")) {
+              fault.strike(Hook.INTERRUPT);
+            }
+            super.interrupt();
+          }
+        };
         t.setDaemon(true);
         consumerThreads.add(t);
         return t;
