@@ -30,8 +30,17 @@ final class CloseProtocol {
   /** How long a close that timed out waits for a consumer in its own code to hand over. */
   private static final long HAND_OVER_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+  /**
+   * Graces are also counted in the closing thread's own waits, not only in time: a pause of the whole process (a GC,
+   * a descheduled JVM) uses up the time without letting the other threads run, and must not use up a grace. A
+   * hand-over grace ends only after this many polls as well (at least 50 ms of them).
+   */
+  private static final int HAND_OVER_POLLS = 1_000;
   /** How long past its timeout a close waits for the user code that follows its report (callbacks, recorders). */
   private static final long USER_CODE_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+  /** The user-code wait's slices: its grace ends only after this many of them as well (200 ms in all). */
+  private static final long USER_CODE_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+  private static final int USER_CODE_SLICES = 20;
   /** How often a close waiting for the drain checks that the consumer thread is still alive. */
   private static final long THREAD_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
@@ -52,6 +61,8 @@ final class CloseProtocol {
   private final AtomicReference<@Nullable CompletableFuture<CloseReport>> first = new AtomicReference<>();
   /** Completed with the report as soon as it is out, before any user code runs. */
   private final CompletableFuture<CloseReport> published = new CompletableFuture<>();
+  /** Completed once the recorders were told ({@link #recorded}). */
+  private final CompletableFuture<Void> recorded = new CompletableFuture<>();
   private volatile @Nullable Thread closingThread;
   private volatile long startNanos;
   private volatile long abandoned;
@@ -87,6 +98,14 @@ final class CloseProtocol {
     return published;
   }
 
+  /**
+   * Completes once the close has told its recorders (of abandoned items, and that it closed): a sharded batcher
+   * tells its own recorders after its shards'. Never completed with user code as a dependent.
+   */
+  CompletableFuture<Void> recorded() {
+    return recorded;
+  }
+
   /** The failure flushes get after a close that abandoned items; null otherwise. */
   @Nullable Throwable abandonment() {
     return abandonment;
@@ -112,6 +131,7 @@ final class CloseProtocol {
       return done;
     } catch (RuntimeException | Error e) {
       published.completeExceptionally(e);
+      recorded.complete(null); // nothing more will be told
       mine.completeExceptionally(e);
       throw e;
     } finally {
@@ -185,15 +205,11 @@ final class CloseProtocol {
     boolean interrupt = interruptConsumer;
     String unwatched = holdings.watchStragglers(gathered); // a thread of its own, never waited for
     long until = Math.max(deadline, System.nanoTime()) + USER_CODE_GRACE_NANOS;
-    // A thread per kind, so that neither a caller's blocking dependent action nor a flush's holds up the other,
-    // and a thread factory's Thread.interrupt() (user code too) holds up neither.
+    // A thread per kind of user code, so that none that blocks holds up another kind: the callers' dependent
+    // actions, the flushes' (and the log handlers), the recorders, and a thread factory's Thread.interrupt().
     Runnable tellCallers = () -> holdings.tell(gathered);
-    Runnable tellTheRest = () -> {
+    Runnable tellFlushes = () -> {
       flushWaiters.completeAll(flushFailure);
-      holdings.record(gathered);
-      if (reportsClose) {
-        recorders.recordClosed(done);
-      }
       if (orphanNote != null) {
         SafeLog.log(LOG, Level.ERROR, orphanNote, null);
       }
@@ -204,10 +220,20 @@ final class CloseProtocol {
         SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "' closed without draining: " + done, null);
       }
     };
+    Runnable tellRecorders = () -> {
+      try {
+        holdings.record(gathered);
+        if (reportsClose) {
+          recorders.recordClosed(done);
+        }
+      } finally {
+        recorded.complete(null);
+      }
+    };
     if (interrupt) { // a sink blocked in interruptible I/O may give up
-      runUserCode(until, tellCallers, tellTheRest, this::interruptQuietly);
+      runUserCode(until, tellCallers, tellFlushes, tellRecorders, this::interruptQuietly);
     } else {
-      runUserCode(until, tellCallers, tellTheRest);
+      runUserCode(until, tellCallers, tellFlushes, tellRecorders);
     }
     return done;
   }
@@ -226,8 +252,9 @@ final class CloseProtocol {
 
   /**
    * Runs the user code that follows the report, each part on a thread of its own, and waits for them until
-   * {@code until}: a dependent action or recorder that blocks cannot hold the close past its timeout and grace, nor
-   * the other parts. Every future is completed by then unless such a callback still blocks; the futures after it in
+   * {@code until} and for at least {@value #USER_CODE_SLICES} slices of its own (a pause of the whole process does
+   * not use the grace up): a dependent action or recorder that blocks cannot hold the close past its timeout and
+   * grace, nor the other parts. Every future is completed by then unless such a callback still blocks; the futures after it in
    * its part complete when it returns.
    */
   private void runUserCode(long until, Runnable... parts) {
@@ -241,20 +268,20 @@ final class CloseProtocol {
           done.countDown();
         }
       };
-      try {
-        Thread teller = new Thread(counted, "ringbatch-" + name + "-close" + (i == 0 ? "" : "-" + i));
-        teller.setDaemon(true);
-        teller.start();
-      } catch (Throwable noThread) { // out of memory or threads: tell them here
-        counted.run();
+      if (!Threads.startDaemon("ringbatch-" + name + "-close" + (i == 0 ? "" : "-" + i), counted)) {
+        counted.run(); // out of memory or threads: tell them here
       }
     }
-    while (true) {
+    for (int slices = 0; ; slices++) {
       try {
-        done.await(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
-        return; // done, or a callback blocks: its future, and those after it in its part, complete when it returns
+        if (done.await(USER_CODE_SLICE_NANOS, TimeUnit.NANOSECONDS)) {
+          return;
+        }
       } catch (InterruptedException e) {
         interrupted = true; // restored on return; the wait goes on
+      }
+      if (System.nanoTime() - until >= 0 && slices >= USER_CODE_SLICES) {
+        return; // a callback blocks: its future, and those after it in its part, complete when it returns
       }
     }
   }
@@ -306,6 +333,7 @@ final class CloseProtocol {
   }
 
   private int takeOver(long deadline) {
+    int polls = 0;
     while (true) {
       int outcome = handOver.state();
       if ((outcome == HandOver.CALLING_OUT || outcome == HandOver.NOT_STARTED) && handOver.tryTakeOver()) {
@@ -318,11 +346,13 @@ final class CloseProtocol {
       if (outcome == HandOver.OWNED && consumerStopped() && handOver.takeFromStopped()) {
         return HandOver.TAKEN; // its thread ended (a fatal error) or never ran: nobody else will fail them
       }
-      if (outcome == HandOver.OWNED && deadline - System.nanoTime() <= 0 && handOver.orphan()) {
+      if (outcome == HandOver.OWNED && deadline - System.nanoTime() <= 0 && polls >= HAND_OVER_POLLS
+          && handOver.orphan()) {
         return HandOver.ORPHANED;
       }
       consumer.wake(consumerThread); // in its own code, microseconds from a checkpoint
       LockSupport.parkNanos(this, POLL_NANOS);
+      polls++;
       absorbInterrupt();
     }
   }

@@ -141,14 +141,19 @@ final class CoalescingConsumer<T, R> implements Runnable {
         + " items are refused until it is closed", fatal);
   }
 
-  /** The consumer fails its holdings itself: counted first, then told, as a close does. */
+  /**
+   * The consumer fails its holdings itself: counted first, then told, as a close does. The recorders are told on a
+   * thread of their own, so that neither a blocking recorder nor a blocking dependent action holds up the other.
+   */
   private void failOwnHoldings() {
     Abandonment abandonment = new Abandonment();
     failHoldings(abandonment);
     holdings.count(abandonment);
     String unwatched = holdings.watchStragglers(abandonment); // before any user code, which may block
+    if (!Threads.startDaemon("ringbatch-" + name + "-recorders", () -> holdings.record(abandonment))) {
+      holdings.record(abandonment); // out of memory or threads
+    }
     holdings.tell(abandonment);
-    holdings.record(abandonment);
     if (unwatched != null) {
       SafeLog.log(LOG, Level.ERROR, unwatched, null);
     }

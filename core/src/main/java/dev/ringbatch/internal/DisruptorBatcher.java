@@ -351,6 +351,11 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     return closing.published();
   }
 
+  /** Completes once this batcher's close has told its recorders. For a sharded close, which tells its own after. */
+  CompletableFuture<Void> closeRecorded() {
+    return closing.recorded();
+  }
+
   /** Refuses new items from now on; the close that follows drains what was accepted. For a sharded close. */
   void beginClose() {
     gate.beginClose();

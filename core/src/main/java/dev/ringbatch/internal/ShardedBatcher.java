@@ -38,6 +38,8 @@ import org.jspecify.annotations.Nullable;
 public final class ShardedBatcher<T, R> implements Batcher<T, R> {
   /** Past the timeout, how long a sharded close waits for its shards' closes (each has its own 200 ms grace). */
   private static final long SHARD_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** How long past its deadline the close waits for its recorders' recordClosed (user code). */
+  private static final long RECORDER_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   private final String name;
   private final BatcherConfig config;
   private final List<DisruptorBatcher<T, R>> shards;
@@ -246,14 +248,57 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
           : awaitEarlier(earlier, timeout);
     }
     try {
+      long start = System.nanoTime();
       CloseReport report = closeShards(timeout);
       closeReport = report;
       mine.complete(report);
-      closeRecorders.recordClosed(report);
+      recordClosed(report, start + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 4) + SHARD_GRACE_NANOS);
       return report;
     } catch (RuntimeException | Error e) {
       mine.completeExceptionally(e);
       throw e;
+    }
+  }
+
+  /**
+   * Tells the recorders the batcher closed, after the shards told theirs (of items they abandoned) unless one still
+   * blocks at {@code deadline}. User code, on a thread of its own that the close waits for only a short grace: a
+   * recorder that blocks cannot hold the close.
+   */
+  private void recordClosed(CloseReport report, long deadline) {
+    CompletableFuture<Void> told = new CompletableFuture<>();
+    Runnable tell = () -> {
+      try {
+        for (DisruptorBatcher<T, R> shard : shards) {
+          awaitQuietly(shard.closeRecorded(), deadline);
+        }
+        closeRecorders.recordClosed(report);
+      } finally {
+        told.complete(null);
+      }
+    };
+    if (!Threads.startDaemon("ringbatch-" + name + "-close", tell)) {
+      tell.run(); // out of memory or threads
+      return;
+    }
+    awaitQuietly(told, System.nanoTime() + RECORDER_GRACE_NANOS);
+  }
+
+  /** Waits for {@code future} until {@code deadline}, an interrupt included (noted and set again). */
+  private static void awaitQuietly(CompletableFuture<?> future, long deadline) {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      } catch (TimeoutException | ExecutionException givenUp) {
+        break;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 

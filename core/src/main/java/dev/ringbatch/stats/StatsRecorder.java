@@ -84,7 +84,10 @@ public interface StatsRecorder {
   default void recordRejected(RejectionReason reason) {}
 
   /**
-   * Records items abandoned by a {@code close} that timed out. Called on the closing thread.
+   * Records items abandoned by a {@code close} that timed out. Called after the close's report is out, on a thread
+   * of the close's own, apart from the abandoned callers' dependent actions (a recorder that blocks holds up none of
+   * them, nor they it: either may run first); before {@link #recordClosed}. If the close had to leave the consumer
+   * behind, the consumer fails what it held when it gets to run, and calls this on a thread it starts.
    *
    * @param count how many items were abandoned
    */
@@ -100,8 +103,9 @@ public interface StatsRecorder {
   default void recordRetry(int attempt, Throwable cause) {}
 
   /**
-   * Records that the batcher finished closing. Called once, on the closing thread; for a sharded batcher,
-   * once, after every shard has closed. A metrics binder removes its meters here. A batch still being completed
+   * Records that the batcher finished closing. Called once, after the close's report is out, on a thread of the
+   * close's own, after {@link #recordAbandoned}; for a sharded batcher, once, after every shard has closed and told
+   * its recorders (unless one of them still blocks when the close's grace ends). A metrics binder removes its meters here. A batch still being completed
    * by a consumer that a timed-out close had to leave behind may be recorded after it. An item a producer
    * publishes after a timed-out close gave up waiting for its slot is counted in {@code stats()} as abandoned,
    * but not recorded here.
