@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.ringbatch.stats.StatsRecorder;
-import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -12,7 +11,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -181,36 +179,17 @@ class CloseRecordersTest {
   @Test
   @Timeout(60)
   void anOrphanedConsumer_whoseCallersDependentActionBlocks_stillTellsTheRecorders() throws Exception {
-    Method suspend;
-    Method resume;
-    try {
-      suspend = Thread.class.getMethod("suspend");
-      resume = Thread.class.getMethod("resume");
-    } catch (NoSuchMethodException gone) {
-      suspend = null;
-      resume = null;
-    }
-    assumeTrue(suspend != null && Runtime.version().feature() < 20, "Thread.suspend works on this JDK");
-    AtomicReference<Thread> consumer = new AtomicReference<>();
+    assumeTrue(SuspendableConsumer.supported(), "Thread.suspend works on this JDK");
+    SuspendableConsumer consumer = new SuspendableConsumer();
     CompletableFuture<Long> recorded = new CompletableFuture<>();
     CountDownLatch inAction = new CountDownLatch(1);
     CountDownLatch actionRelease = release();
     Batcher<Integer, Integer> batcher = Batcher.of("recorders-orphan", BatcherConfig.builder().ringSize(8)
-        .maxBatchSize(8).threadFactory(r -> {
-          Thread t = new Thread(r, "recorders-orphan-consumer");
-          t.setDaemon(true);
-          consumer.set(t);
-          return t;
-        }).build(), batch -> batch.completeRemaining(1));
+        .maxBatchSize(8).threadFactory(consumer.factory("recorders-orphan")).build(),
+        batch -> batch.completeRemaining(1));
     batcher.addStatsRecorder(abandonedInto(recorded));
     assertThat(batcher.submit(0)).succeedsWithin(Duration.ofSeconds(10));
-    Thread thread = consumer.get();
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!idleParked(thread) && System.nanoTime() - until < 0) {
-      Thread.onSpinWait();
-    }
-    assertThat(idleParked(thread)).as("consumer parked idle").isTrue();
-    suspend.invoke(thread);
+    consumer.suspendWhenIdle();
     CompletableFuture<Integer> item;
     CloseReport report;
     try {
@@ -221,7 +200,7 @@ class CloseRecordersTest {
       });
       report = batcher.close(Duration.ofMillis(100));
     } finally {
-      resume.invoke(thread);
+      consumer.resume();
     }
     assertThat(report.drained()).as("orphaned; report=%s", report).isFalse();
     assertThat(inAction.await(10, TimeUnit.SECONDS)).as("the orphaned consumer told the caller").isTrue();
@@ -229,17 +208,5 @@ class CloseRecordersTest {
     assertThat(recorded).as("recordAbandoned while a caller's dependent action blocks; report=%s", report)
         .succeedsWithin(Duration.ofSeconds(10)).isEqualTo(1L);
     assertThat(batcher.stats().abandoned()).as("counted").isEqualTo(1);
-  }
-
-  private static boolean idleParked(Thread t) {
-    if (t.getState() != Thread.State.WAITING && t.getState() != Thread.State.TIMED_WAITING) {
-      return false;
-    }
-    for (StackTraceElement e : t.getStackTrace()) {
-      if (e.getClassName().endsWith("ConsumerWaitStrategy") && e.getMethodName().equals("park")) {
-        return true;
-      }
-    }
-    return false;
   }
 }

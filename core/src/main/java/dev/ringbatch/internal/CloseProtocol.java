@@ -30,17 +30,10 @@ final class CloseProtocol {
   /** How long a close that timed out waits for a consumer in its own code to hand over. */
   private static final long HAND_OVER_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
-  /**
-   * Graces are also counted in the closing thread's own waits, not only in time: a pause of the whole process (a GC,
-   * a descheduled JVM) uses up the time without letting the other threads run, and must not use up a grace. A
-   * hand-over grace ends only after this many polls as well (at least 50 ms of them).
-   */
-  private static final int HAND_OVER_POLLS = 1_000;
   /** How long past its timeout a close waits for the user code that follows its report (callbacks, recorders). */
   private static final long USER_CODE_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
-  /** The user-code wait's slices: its grace ends only after this many of them as well (200 ms in all). */
+  /** The user-code wait's slices, between which it checks its {@link PauseAwareDeadline}. */
   private static final long USER_CODE_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-  private static final int USER_CODE_SLICES = 20;
   /** How often a close waiting for the drain checks that the consumer thread is still alive. */
   private static final long THREAD_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
@@ -171,6 +164,11 @@ final class CloseProtocol {
         // Only a consumer taken from user code (a sink, a dependent action, a ticker) is interrupted: one that
         // yielded at a checkpoint is on its way out, and one not yet started is in its thread factory's code.
         interruptConsumer = tookFromUserCode && consumerThread.isAlive() && !consumer.terminated().isDone();
+      } else if (consumer.failedFatally()) { // it stopped on a failure of its own and failed what it held
+        orphaned = "batcher '" + name + "': its consumer had stopped on a failure of its own (logged) and failed"
+            + " the items it held itself";
+        failure = new BatcherClosedException(name, ringSize, true, description + " after the consumer had"
+            + " stopped on a failure of its own; the items it held failed");
       } else {
         orphaned = "batcher '" + name + "': the consumer did not hand over within "
             + TimeUnit.NANOSECONDS.toMillis(HAND_OVER_GRACE_NANOS) + " ms of the timeout; it fails what it"
@@ -222,6 +220,10 @@ final class CloseProtocol {
     };
     Runnable tellRecorders = () -> {
       try {
+        CompletableFuture<Void> consumersOwn = consumer.ownRecorded();
+        if (consumersOwn != null) { // the consumer failed what it held itself (a fatal error): its recorders first
+          Threads.awaitQuietly(consumersOwn, until);
+        }
         holdings.record(gathered);
         if (reportsClose) {
           recorders.recordClosed(done);
@@ -252,10 +254,10 @@ final class CloseProtocol {
 
   /**
    * Runs the user code that follows the report, each part on a thread of its own, and waits for them until
-   * {@code until} and for at least {@value #USER_CODE_SLICES} slices of its own (a pause of the whole process does
-   * not use the grace up): a dependent action or recorder that blocks cannot hold the close past its timeout and
-   * grace, nor the other parts. Every future is completed by then unless such a callback still blocks; the futures after it in
-   * its part complete when it returns.
+   * {@code until} (which a pause of the whole process does not use up: {@link PauseAwareDeadline}): a dependent
+   * action or recorder that blocks cannot hold the close past its timeout and grace, nor the other parts. Every
+   * future is completed by then unless such a callback still blocks; the futures after it in its part complete
+   * when it returns.
    */
   private void runUserCode(long until, Runnable... parts) {
     CountDownLatch done = new CountDownLatch(parts.length);
@@ -272,7 +274,8 @@ final class CloseProtocol {
         counted.run(); // out of memory or threads: tell them here
       }
     }
-    for (int slices = 0; ; slices++) {
+    PauseAwareDeadline grace = new PauseAwareDeadline(until); // a pause of the process does not use it up
+    while (true) {
       try {
         if (done.await(USER_CODE_SLICE_NANOS, TimeUnit.NANOSECONDS)) {
           return;
@@ -280,7 +283,7 @@ final class CloseProtocol {
       } catch (InterruptedException e) {
         interrupted = true; // restored on return; the wait goes on
       }
-      if (System.nanoTime() - until >= 0 && slices >= USER_CODE_SLICES) {
+      if (grace.passed()) {
         return; // a callback blocks: its future, and those after it in its part, complete when it returns
       }
     }
@@ -333,8 +336,9 @@ final class CloseProtocol {
   }
 
   private int takeOver(long deadline) {
-    int polls = 0;
+    PauseAwareDeadline grace = new PauseAwareDeadline(deadline); // a pause of the process does not use it up
     while (true) {
+      boolean late = grace.passed();
       int outcome = handOver.state();
       if ((outcome == HandOver.CALLING_OUT || outcome == HandOver.NOT_STARTED) && handOver.tryTakeOver()) {
         tookFromUserCode = outcome == HandOver.CALLING_OUT;
@@ -346,13 +350,11 @@ final class CloseProtocol {
       if (outcome == HandOver.OWNED && consumerStopped() && handOver.takeFromStopped()) {
         return HandOver.TAKEN; // its thread ended (a fatal error) or never ran: nobody else will fail them
       }
-      if (outcome == HandOver.OWNED && deadline - System.nanoTime() <= 0 && polls >= HAND_OVER_POLLS
-          && handOver.orphan()) {
+      if (outcome == HandOver.OWNED && late && handOver.orphan()) {
         return HandOver.ORPHANED;
       }
       consumer.wake(consumerThread); // in its own code, microseconds from a checkpoint
       LockSupport.parkNanos(this, POLL_NANOS);
-      polls++;
       absorbInterrupt();
     }
   }

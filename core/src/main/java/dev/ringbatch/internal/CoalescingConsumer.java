@@ -70,6 +70,10 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private PendingBatch<T, R> batch;
   /** Whether the consumer reached the close marker with everything before it settled. */
   private volatile boolean drained;
+  /** Whether the consumer stopped on a failure of its own code ({@link #failFatally}). */
+  private volatile boolean failedFatally;
+  /** Completed once the recorders were told of what this consumer failed itself; null until it fails any. */
+  private volatile @Nullable CompletableFuture<Void> ownRecorded;
   /** Set by the close before it asks for the holdings: the start of every abandoned item's message. */
   private volatile String closeDescription = "close timed out";
 
@@ -131,6 +135,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   /** Nothing will write from now on: refuse new items and fail what is held, rather than let callers wait. */
   private void failFatally(Throwable fatal) {
+    failedFatally = true;
     gate.beginClose();
     closeDescription = "the consumer thread failed with " + fatal.getClass().getName() + ";"; // no user toString
     boolean taken = handOver.state() == HandOver.CALLING_OUT && !handOver.back();
@@ -150,8 +155,17 @@ final class CoalescingConsumer<T, R> implements Runnable {
     failHoldings(abandonment);
     holdings.count(abandonment);
     String unwatched = holdings.watchStragglers(abandonment); // before any user code, which may block
-    if (!Threads.startDaemon("ringbatch-" + name + "-recorders", () -> holdings.record(abandonment))) {
-      holdings.record(abandonment); // out of memory or threads
+    CompletableFuture<Void> recorded = new CompletableFuture<>();
+    ownRecorded = recorded; // before the recorders run: a close then tells recordClosed after them
+    Runnable record = () -> {
+      try {
+        holdings.record(abandonment);
+      } finally {
+        recorded.complete(null);
+      }
+    };
+    if (!Threads.startDaemon("ringbatch-" + name + "-recorders", record)) {
+      record.run(); // out of memory or threads
     }
     holdings.tell(abandonment);
     if (unwatched != null) {
@@ -406,6 +420,19 @@ final class CoalescingConsumer<T, R> implements Runnable {
   }
 
   // ---- called by other threads
+
+  /**
+   * Completes once the recorders were told of the items this consumer failed itself (it failed fatally, or a close
+   * had to leave it behind); null if it failed none yet. Any thread.
+   */
+  @Nullable CompletableFuture<Void> ownRecorded() {
+    return ownRecorded;
+  }
+
+  /** Whether the consumer stopped on a failure of its own code (an Error, a bug); it failed what it held. */
+  boolean failedFatally() {
+    return failedFatally;
+  }
 
   boolean drained() {
     return drained;

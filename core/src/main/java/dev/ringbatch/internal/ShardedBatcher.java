@@ -270,7 +270,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     Runnable tell = () -> {
       try {
         for (DisruptorBatcher<T, R> shard : shards) {
-          awaitQuietly(shard.closeRecorded(), deadline);
+          Threads.awaitQuietly(shard.closeRecorded(), deadline);
         }
         closeRecorders.recordClosed(report);
       } finally {
@@ -281,25 +281,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
       tell.run(); // out of memory or threads
       return;
     }
-    awaitQuietly(told, System.nanoTime() + RECORDER_GRACE_NANOS);
-  }
-
-  /** Waits for {@code future} until {@code deadline}, an interrupt included (noted and set again). */
-  private static void awaitQuietly(CompletableFuture<?> future, long deadline) {
-    boolean interrupted = false;
-    while (true) {
-      try {
-        future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        break;
-      } catch (InterruptedException e) {
-        interrupted = true;
-      } catch (TimeoutException | ExecutionException givenUp) {
-        break;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    Threads.awaitQuietly(told, System.nanoTime() + RECORDER_GRACE_NANOS);
   }
 
   private CloseReport closeShards(Duration timeout) {

@@ -1,5 +1,9 @@
 package dev.ringbatch.internal;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -32,6 +36,24 @@ final class Threads {
       return true;
     } catch (Throwable noThread) {
       return false;
+    }
+  }
+
+  /** Waits for {@code future} until {@code deadline} ({@link System#nanoTime()}), an interrupt included (set again). */
+  static void awaitQuietly(CompletableFuture<?> future, long deadline) {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      } catch (TimeoutException | ExecutionException givenUp) {
+        break;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -105,7 +105,7 @@ public interface StatsRecorder {
   /**
    * Records that the batcher finished closing. Called once, after the close's report is out, on a thread of the
    * close's own, after {@link #recordAbandoned}; for a sharded batcher, once, after every shard has closed and told
-   * its recorders (unless one of them still blocks when the close's grace ends). A metrics binder removes its meters here. A batch still being completed
+   * its recorders (unless one of them still blocks a second past the close's timeout). A metrics binder removes its meters here. A batch still being completed
    * by a consumer that a timed-out close had to leave behind may be recorded after it. An item a producer
    * publishes after a timed-out close gave up waiting for its slot is counted in {@code stats()} as abandoned,
    * but not recorded here.
