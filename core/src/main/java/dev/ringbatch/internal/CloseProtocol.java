@@ -274,6 +274,17 @@ final class CloseProtocol {
         counted.run(); // out of memory or threads: tell them here
       }
     }
+    // Up to the grace in one wait (the close's timeout may be long: no wake-ups meanwhile), the grace in slices.
+    long graceStart = until - USER_CODE_GRACE_NANOS;
+    while (graceStart - System.nanoTime() > 0) {
+      try {
+        if (done.await(graceStart - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+          return;
+        }
+      } catch (InterruptedException e) {
+        interrupted = true; // restored on return; the wait goes on
+      }
+    }
     PauseAwareDeadline grace = new PauseAwareDeadline(until); // a pause of the process does not use it up
     while (true) {
       try {
