@@ -121,7 +121,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
       consume();
     } catch (ConsumerStop stop) {
       if (stop == ConsumerStop.YIELD && !handOver.yieldToClose() && handOver.state() == HandOver.ORPHANED) {
-        failOwnHoldings(); // the close could not wait for us: its holdings are ours to fail
+        failOwnHoldings(recordsOwn()); // the close could not wait for us: its holdings are ours to fail
       } else if (stop == ConsumerStop.TAKEN && handOver.state() != HandOver.TAKEN) {
         failFatally(new IllegalStateException("the consumer stopped as taken over, but the hand-over is "
             + handOver)); // a bug: never end silently with the holdings in nobody's hands
@@ -136,41 +136,30 @@ final class CoalescingConsumer<T, R> implements Runnable {
   /** Nothing will write from now on: refuse new items and fail what is held, rather than let callers wait. */
   private void failFatally(Throwable fatal) {
     failedFatally = true;
+    // Before the hand-over can show ORPHANED: a close that finds it so waits for these recorders before its own.
+    CompletableFuture<Void> recorded = recordsOwn();
     gate.beginClose();
     closeDescription = "the consumer thread failed with " + fatal.getClass().getName() + ";"; // no user toString
     boolean taken = handOver.state() == HandOver.CALLING_OUT && !handOver.back();
     if (!taken && (handOver.orphan() || handOver.state() == HandOver.ORPHANED)) {
-      failOwnHoldings(); // ORPHANED: a close that comes later leaves them to us; the gate refuses the rest
+      failOwnHoldings(recorded); // ORPHANED: a close that comes later leaves them to us; the gate refuses the rest
+    } else {
+      recorded.complete(null); // a close took them over: its recorders tell them
     }
     SafeLog.log(LOG, Level.ERROR, "the consumer of batcher '" + name + "' failed; its items failed and new"
         + " items are refused until it is closed", fatal);
   }
 
-  /**
-   * The consumer fails its holdings itself: counted first, then told, as a close does. The recorders are told on a
-   * thread of their own, so that neither a blocking recorder nor a blocking dependent action holds up the other.
-   */
-  private void failOwnHoldings() {
+  /** The consumer fails its holdings itself (a close could not take them): see {@link Holdings#failOwn}. */
+  private void failOwnHoldings(CompletableFuture<Void> recorded) {
     Abandonment abandonment = new Abandonment();
-    failHoldings(abandonment);
-    holdings.count(abandonment);
-    String unwatched = holdings.watchStragglers(abandonment); // before any user code, which may block
-    CompletableFuture<Void> recorded = new CompletableFuture<>();
-    ownRecorded = recorded; // before the recorders run: a close then tells recordClosed after them
-    Runnable record = () -> {
-      try {
-        holdings.record(abandonment);
-      } finally {
-        recorded.complete(null);
-      }
-    };
-    if (!Threads.startDaemon("ringbatch-" + name + "-recorders", record)) {
-      record.run(); // out of memory or threads
+    try {
+      failHoldings(abandonment);
+    } catch (RuntimeException | Error e) {
+      recorded.complete(null); // no recorders will run: a close must not wait for them
+      throw e;
     }
-    holdings.tell(abandonment);
-    if (unwatched != null) {
-      SafeLog.log(LOG, Level.ERROR, unwatched, null);
-    }
+    holdings.failOwn(abandonment, recorded);
   }
 
   /**
@@ -427,6 +416,13 @@ final class CoalescingConsumer<T, R> implements Runnable {
    */
   @Nullable CompletableFuture<Void> ownRecorded() {
     return ownRecorded;
+  }
+
+  /** Publishes, for a close to wait on, the future of the recorders this consumer is about to tell itself. */
+  private CompletableFuture<Void> recordsOwn() {
+    CompletableFuture<Void> recorded = new CompletableFuture<>();
+    ownRecorded = recorded;
+    return recorded;
   }
 
   /** Whether the consumer stopped on a failure of its own code (an Error, a bug); it failed what it held. */

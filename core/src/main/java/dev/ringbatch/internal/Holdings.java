@@ -3,6 +3,7 @@ package dev.ringbatch.internal;
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import dev.ringbatch.BatcherClosedException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
@@ -14,6 +15,7 @@ import org.jspecify.annotations.Nullable;
  * {@code TAKEN}, or by the consumer itself when orphaned; never while the consumer runs.
  */
 final class Holdings<T, R> {
+  private static final System.Logger LOG = System.getLogger(CoalescingConsumer.class.getName());
   /** How long the scan of unread slots waits for a producer between its claim and its publish. */
   private static final long PUBLISH_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
@@ -83,6 +85,37 @@ final class Holdings<T, R> {
   /** Tells the recorders what {@link #gather} gathered: user code, apart from the callers (it may block). */
   void record(Abandonment gathered) {
     completer.recordAbandoned(gathered);
+  }
+
+  /**
+   * The consumer's own ending of what {@link #gather} gathered, when no close took it: counted first, then told, as
+   * a close does. The recorders are told on a thread of their own, completing {@code recorded} (which a close waits
+   * for before its recordClosed), so that neither a blocking recorder nor a blocking dependent action holds up the
+   * other. Consumer thread.
+   */
+  void failOwn(Abandonment gathered, CompletableFuture<Void> recorded) {
+    String unwatched;
+    try {
+      count(gathered);
+      unwatched = watchStragglers(gathered); // before any user code, which may block
+    } catch (RuntimeException | Error e) {
+      recorded.complete(null); // no recorders will run: a close must not wait for them
+      throw e;
+    }
+    Runnable record = () -> {
+      try {
+        record(gathered);
+      } finally {
+        recorded.complete(null);
+      }
+    };
+    if (!Threads.startDaemon("ringbatch-" + name + "-recorders", record)) {
+      record.run(); // out of memory or threads
+    }
+    tell(gathered);
+    if (unwatched != null) {
+      SafeLog.log(LOG, System.Logger.Level.ERROR, unwatched, null);
+    }
   }
 
   /**
