@@ -155,11 +155,11 @@ final class CoalescingConsumer<T, R> implements Runnable {
     Abandonment abandonment = new Abandonment();
     try {
       failHoldings(abandonment);
+      holdings.failOwn(abandonment, recorded);
     } catch (RuntimeException | Error e) {
-      recorded.complete(null); // no recorders will run: a close must not wait for them
+      recorded.complete(null); // no recorders will run (a no-op if they did): a close must not wait for them
       throw e;
     }
-    holdings.failOwn(abandonment, recorded);
   }
 
   /**

@@ -91,17 +91,11 @@ final class Holdings<T, R> {
    * The consumer's own ending of what {@link #gather} gathered, when no close took it: counted first, then told, as
    * a close does. The recorders are told on a thread of their own, completing {@code recorded} (which a close waits
    * for before its recordClosed), so that neither a blocking recorder nor a blocking dependent action holds up the
-   * other. Consumer thread.
+   * other. Consumer thread; if this throws, the caller completes {@code recorded}.
    */
   void failOwn(Abandonment gathered, CompletableFuture<Void> recorded) {
-    String unwatched;
-    try {
-      count(gathered);
-      unwatched = watchStragglers(gathered); // before any user code, which may block
-    } catch (RuntimeException | Error e) {
-      recorded.complete(null); // no recorders will run: a close must not wait for them
-      throw e;
-    }
+    count(gathered);
+    String unwatched = watchStragglers(gathered); // before any user code, which may block
     Runnable record = () -> {
       try {
         record(gathered);
