@@ -1,6 +1,7 @@
 package dev.ringbatch.internal;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
@@ -16,6 +17,12 @@ final class Abandonment {
   private final List<Throwable> causes = new ArrayList<>();
   private long items;
   private long failedBySink;
+  /** Fire-and-forget items among {@link #failedBySink}, and their causes: the offer failure handler's to hear. */
+  private final List<Object> failedOffers = new ArrayList<>();
+  private final List<Throwable> failedOfferCauses = new ArrayList<>();
+  /** How long each of {@link #failedBySink} waited for its write, where that was measured. */
+  private long[] failedWaits = new long[0];
+  private int measuredFailedWaits;
   private final List<String> notes = new ArrayList<>();
   /** Slots claimed but not yet published when gathered: their items, if accepted, fail once published. */
   private final List<Long> stragglers = new ArrayList<>();
@@ -28,12 +35,23 @@ final class Abandonment {
   }
 
   /**
-   * One item that keeps the failure its sink recorded ({@code cause}), taken with its batch while it waited to
-   * retry: it counts as failed, not abandoned.
+   * One item that keeps the failure its sink recorded ({@code cause}), taken with its batch by a close: it counts
+   * as failed, not abandoned, and a fire-and-forget one ({@code future} null) goes to the offer failure handler.
    */
-  void addFailed(@Nullable CompletableFuture<Object> future, Throwable cause) {
+  void addFailed(Object item, @Nullable CompletableFuture<Object> future, Throwable cause, long waitNanos) {
     failedBySink++;
-    tell(future, cause);
+    if (waitNanos >= 0) {
+      if (measuredFailedWaits == failedWaits.length) {
+        failedWaits = Arrays.copyOf(failedWaits, Math.max(8, 2 * failedWaits.length));
+      }
+      failedWaits[measuredFailedWaits++] = waitNanos;
+    }
+    if (future == null) {
+      failedOffers.add(item);
+      failedOfferCauses.add(cause);
+    } else {
+      tell(future, cause);
+    }
   }
 
   private void tell(@Nullable CompletableFuture<Object> future, Throwable cause) {
@@ -73,6 +91,45 @@ final class Abandonment {
   /** Items that keep the failure their sink recorded. */
   long failedBySink() {
     return failedBySink;
+  }
+
+  /**
+   * Tells the recorders of what was gathered (counted before): the items with a failure their sink recorded as one
+   * batch, all failed, with how long they waited for their write; then the abandoned items. User code.
+   */
+  void record(GuardedStatsRecorders recorders) {
+    if (failedBySink > 0) {
+      int n = (int) Math.min(Integer.MAX_VALUE, failedBySink);
+      if (measuredFailedWaits > 0) {
+        long total = 0;
+        long max = 0;
+        for (int i = 0; i < measuredFailedWaits; i++) {
+          total += failedWaits[i];
+          max = Math.max(max, failedWaits[i]);
+        }
+        recorders.recordItemWaits(measuredFailedWaits, total, max);
+        if (recorders.timesEachItemWait()) {
+          recorders.recordEachItemWait(failedWaits, measuredFailedWaits);
+        }
+      }
+      recorders.recordBatch(n, 0, 0, n);
+    }
+    if (items > 0) {
+      recorders.recordAbandoned(items);
+    }
+  }
+
+  /** How many of {@link #failedBySink} were fire-and-forget items. */
+  int failedOffers() {
+    return failedOffers.size();
+  }
+
+  Object failedOffer(int index) {
+    return failedOffers.get(index);
+  }
+
+  Throwable failedOfferCause(int index) {
+    return failedOfferCauses.get(index);
   }
 
   int futures() {

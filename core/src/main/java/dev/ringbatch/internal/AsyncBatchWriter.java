@@ -163,11 +163,11 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
 
   /** Completes a dispatched batch once; runs on whichever thread completed its stage. */
   private void settle(Ticket<T, R> ticket, @Nullable Throwable failure) {
+    PendingBatch<T, R> batch = ticket.batch;
+    batch.endAttempt(ticket.viewGeneration); // the stage completed: the sink's Batch records nothing more
     if (ticket.settled.get()) {
       return; // a second firing, or the close failed it already
     }
-    PendingBatch<T, R> batch = ticket.batch;
-    batch.endAttempt(ticket.viewGeneration); // the stage completed: the sink's Batch records nothing more
     // User code (the ticker, an exception's getCause) runs before the settle is won: if it blocks, the batch is
     // still in flight, and a close takes it over instead of waiting for a batch that is settled but not told.
     long writeNanos = ticker.read() - ticket.startNanos;
@@ -182,7 +182,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
       inFlight.decrementAndGet(); // before the futures: their dependent actions may need the slot
       wakeConsumer.run(); // it may wait for the slot, or for every batch to settle at the close marker
       int size = batch.size();
-      BatchCompleter.Wakes woken = completer.complete(batch, cause, writeNanos);
+      Wakes woken = completer.complete(batch, cause, writeNanos);
       spinHint.settled(woken, writeNanos, size);
       AdaptiveLimits a = adaptive;
       if (a != null) {
@@ -293,13 +293,12 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
           taken.add(ticket);
         }
       }
+      order.removeAll(taken); // the closed batcher keeps nothing of them: a stage still pending holds its own
     }
     BatcherClosedException cause = new BatcherClosedException(name, ringSize, true, true, closeDescription
         + " while the item's batch was in flight in the async sink; it may or may not have been written");
     for (Ticket<T, R> ticket : taken) {
-      PendingBatch<T, R> batch = ticket.batch;
-      batch.seal();
-      completer.abandon(batch, cause, false, into);
+      completer.abandon(ticket.batch, cause, into);
     }
   }
 

@@ -9,6 +9,7 @@ import dev.ringbatch.BatchLimits;
 import dev.ringbatch.Ticker;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -154,7 +155,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private void failOwnHoldings(CompletableFuture<Void> recorded) {
     Abandonment abandonment = new Abandonment();
     try {
-      failHoldings(abandonment);
+      failHoldings(abandonment, System.nanoTime() + TimeUnit.SECONDS.toNanos(1)); // no close waits: no bound but the scan's
       holdings.failOwn(abandonment, recorded);
     } catch (RuntimeException | Error e) {
       recorded.complete(null); // no recorders will run (a no-op if they did): a close must not wait for them
@@ -472,10 +473,11 @@ final class CoalescingConsumer<T, R> implements Runnable {
    * batch being filled (never written), the batches in the sink (outcome unknown, or not written if waiting to
    * retry), and every unread slot. Nobody is told here: the caller counts them, and tells them once its report
    * is out. Called by the closing thread once the hand-over is {@code TAKEN}, or by the consumer itself when
-   * orphaned.
+   * orphaned; a producer between its claim and its publish is waited for until {@code until} at most.
    */
-  void failHoldings(Abandonment into) {
-    holdings.gather(batch, closeDescription, into);
+  void failHoldings(Abandonment into, long until) {
+    holdings.gather(batch, closeDescription, into, until);
+    batch = new PendingBatch<>(1, 1); // the closed batcher keeps nothing of it: a sink still writing holds its view
     if (!into.stragglers().isEmpty()) {
       gate.stopAwaitingPublishes(); // stats(), the report's among them, must not wait again for those slots
     }

@@ -126,7 +126,7 @@ final class PendingBatch<T, R> {
     size++;
     weight += itemWeight;
     if (stamp != SubmissionSlot.NOT_STAMPED) {
-      waits.stamp(stamp);
+      waits.stamp(stamp, size - 1);
     }
   }
 
@@ -143,6 +143,11 @@ final class PendingBatch<T, R> {
   /** Whether {@link #reportWaits} has something to report: stamped items whose write started. */
   boolean hasWaits() {
     return waits.hasWaits();
+  }
+
+  /** How long item {@code index} waited between its publish and the write's start, or -1 if not measured. */
+  long waitOf(int index) {
+    return waits.waitOf(index);
   }
 
   /** Tells the recorders how long the stamped items waited between publish and the write's start. */

@@ -144,7 +144,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     try {
       int size = batch.size();
       selfClock.wakingFrom(); // what comes into the ring from here may be these callers coming back
-      BatchCompleter.Wakes woken = completer.complete(batch, failure, writeNanos, selfClock.quickSink());
+      Wakes woken = completer.complete(batch, failure, writeNanos, selfClock.quickSink());
       selfClock.completed(woken, writeNanos);
       spinHint.settled(woken, writeNanos, size);
     } finally {
@@ -311,17 +311,17 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     if (batch == null) {
       return;
     }
+    current = null; // the closed batcher keeps nothing of it: a sink still writing holds its own view
     int state = batch.state.get();
     if ((state != PendingBatch.IN_SINK && state != PendingBatch.BACKING_OFF)
         || !batch.state.compareAndSet(state, PendingBatch.SETTLING)) {
       return; // filling (failed with the holdings), or being completed by the consumer
     }
-    batch.seal();
     BatcherClosedException cause = state == PendingBatch.IN_SINK
         ? new BatcherClosedException(name, ringSize, true, true, closeDescription
             + " while the item's batch was inside the sink; it may or may not have been written")
         : notWritten(closeDescription, batch.lastAttemptFailure, batch.unknownAttemptFailure);
-    completer.abandon(batch, cause, state == PendingBatch.BACKING_OFF, into);
+    completer.abandon(batch, cause, into);
   }
 
   /**
