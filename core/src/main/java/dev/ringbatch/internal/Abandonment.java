@@ -15,6 +15,8 @@ import org.jspecify.annotations.Nullable;
 final class Abandonment {
   private final List<CompletableFuture<Object>> futures = new ArrayList<>();
   private final List<Throwable> causes = new ArrayList<>();
+  /** Which of {@link #causes} are failures the sink recorded: the caller gets them as sink failures. */
+  private final List<Boolean> bySink = new ArrayList<>();
   private long items;
   private long failedBySink;
   /** Fire-and-forget items among {@link #failedBySink}, and their causes: the offer failure handler's to hear. */
@@ -31,7 +33,7 @@ final class Abandonment {
   /** One item abandoned with {@code cause}; {@code future} is null for a fire-and-forget item. */
   void add(@Nullable CompletableFuture<Object> future, Throwable cause) {
     items++;
-    tell(future, cause);
+    tell(future, cause, false);
   }
 
   /**
@@ -50,14 +52,15 @@ final class Abandonment {
       failedOffers.add(item);
       failedOfferCauses.add(cause);
     } else {
-      tell(future, cause);
+      tell(future, cause, true);
     }
   }
 
-  private void tell(@Nullable CompletableFuture<Object> future, Throwable cause) {
+  private void tell(@Nullable CompletableFuture<Object> future, Throwable cause, boolean sink) {
     if (future != null) {
       futures.add(future);
       causes.add(cause);
+      bySink.add(sink);
     }
   }
 
@@ -142,6 +145,11 @@ final class Abandonment {
 
   Throwable cause(int index) {
     return causes.get(index);
+  }
+
+  /** Whether {@link #cause} is a failure the sink recorded (rather than the close's own). */
+  boolean causeBySink(int index) {
+    return bySink.get(index);
   }
 
   List<String> notes() {

@@ -232,9 +232,9 @@ final class BatchCompleter {
     int size = batch.size();
     for (int i = 0; i < size; i++) {
       if (batch.outcomeState(i) == PendingBatch.FAILED) {
-        CompletableFuture<Object> future = batch.future(i);
-        Throwable recorded = (Throwable) batch.outcome(i); // as the offer failure handler is told it, unwrapped
-        into.addFailed(batch.item(i), future, future == null ? recorded : sinkFailure(recorded), batch.waitOf(i));
+        // Kept as recorded: the caller's future gets it as a sink failure when told (sinkFailure reads the cause's
+        // toString, user code, which must not run here, under the lock and before the close's report).
+        into.addFailed(batch.item(i), batch.future(i), (Throwable) batch.outcome(i), batch.waitOf(i));
       } else {
         into.add(batch.future(i), cause);
       }
@@ -263,7 +263,8 @@ final class BatchCompleter {
   void tellAbandoned(Abandonment abandonment) {
     for (int i = 0; i < abandonment.futures(); i++) {
       CompletableFuture<Object> future = abandonment.future(i);
-      if (completeQuietly(future, null, abandonment.cause(i))) {
+      Throwable cause = abandonment.cause(i);
+      if (completeQuietly(future, null, abandonment.causeBySink(i) ? sinkFailure(cause) : cause)) {
         ((ItemFuture<?>) future).claim();
       }
     }

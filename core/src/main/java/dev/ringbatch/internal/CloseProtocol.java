@@ -210,7 +210,8 @@ final class CloseProtocol {
     CompletableFuture<Void> abandonedRecorded = new CompletableFuture<>();
     // A thread per kind of user code, so that none that blocks holds up another kind: the callers' dependent
     // actions, the flushes' (and the log handlers), the recorders, and a thread factory's Thread.interrupt().
-    Runnable tellCallers = () -> holdings.tellAfter(abandonedRecorded, gathered, until - GRACE_NANOS / 2);
+    long callersBy = Math.min(until, System.nanoTime() + GRACE_NANOS) - GRACE_NANOS / 2;
+    Runnable tellCallers = () -> holdings.tellAfter(abandonedRecorded, gathered, callersBy);
     Runnable tellFlushes = () -> {
       flushWaiters.completeAll(flushFailure);
       if (orphanNote != null) {

@@ -288,6 +288,39 @@ class Issue33Test {
     assertThat(report.stats().failed()).as("report=%s", report).isEqualTo(1);
   }
 
+  /** Item 6: keeping a recorded failure runs none of its code before the close's report (its toString may block). */
+  @Test
+  void closeKeepingARecordedFailureWhoseToStringBlocks_stillReturnsInTime() throws Exception {
+    CountDownLatch recordedOne = new CountDownLatch(1);
+    CountDownLatch proceed = release();
+    CountDownLatch toStringRelease = release();
+    // A cancellation reaches the caller wrapped in a BatchWriteException, whose message reads its toString().
+    java.util.concurrent.CancellationException slowToString = new java.util.concurrent.CancellationException(
+        "row refused") {
+      @Override
+      public String toString() {
+        await(toStringRelease);
+        return super.toString();
+      }
+    };
+    Batcher<Integer, Integer> batcher = track(Batcher.of("slow-tostring", BatcherConfig.builder().ringSize(8)
+        .maxBatchSize(8).build(), batch -> {
+          batch.fail(0, slowToString);
+          recordedOne.countDown();
+          await(proceed);
+        }));
+    CompletableFuture<Integer> refused = batcher.submit(1);
+    assertThat(recordedOne.await(10, TimeUnit.SECONDS)).isTrue();
+    long start = System.nanoTime();
+    CloseReport report = batcher.close(Duration.ofMillis(50));
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("close(50 ms) took, ms; report=%s",
+        report).isLessThan(3_000);
+    assertThat(report.stats().failed()).isEqualTo(1);
+    toStringRelease.countDown();
+    assertThat(refused).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
+        .havingCause().isInstanceOf(BatchWriteException.class).havingCause().isSameAs(slowToString);
+  }
+
   /** Item 6, async: the same for a batch in flight in an async sink. */
   @Test
   void closeTakingAnAsyncBatchInFlight_keepsTheFailuresTheSinkAlreadyRecorded() throws Exception {
