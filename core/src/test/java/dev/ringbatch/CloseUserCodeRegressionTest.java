@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
  * the assertions state the promise, which the code now keeps. Where the fix removed the mechanism itself (the
  * gap, the cast, the hook on the closing thread), the test checks that it stays removed.
  */
-class ReviewAttackTest {
+class CloseUserCodeRegressionTest {
 
   /** Everything a test parks on; released after each test so no thread stays parked. */
   private final List<Release> releases = new CopyOnWriteArrayList<>();
