@@ -28,7 +28,6 @@ import org.jspecify.annotations.Nullable;
  * finishing early waits for the ones dispatched before it.
  */
 final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
-  private static final long COMPLETION_POLL_NANOS = 100_000;
 
   private final String name;
   private final int ringSize;
@@ -269,14 +268,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
   @Override
   public void awaitCompletions(long deadline) {
     int own = completingHere.get()[0];
-    boolean interrupted = false;
-    while (completing.get() > own && deadline - System.nanoTime() > 0) {
-      LockSupport.parkNanos(this, COMPLETION_POLL_NANOS); // rare: only while a close meets slow callbacks
-      interrupted |= Thread.interrupted();
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    Threads.pollWhile(() -> completing.get() > own, deadline); // rare: a close, slow callbacks
   }
 
   @Override

@@ -115,7 +115,7 @@ final class CloseProtocol {
         // the close waits for: waiting here would be waiting for ourselves.
         return provisional();
       }
-      return awaitEarlier(published, timeout);
+      return LaterClose.await(name, published, timeout, this::provisional);
     }
     startNanos = System.nanoTime();
     closingThread = Thread.currentThread();
@@ -388,28 +388,6 @@ final class CloseProtocol {
   private void absorbInterrupt() {
     if (Thread.interrupted()) {
       interrupted = true;
-    }
-  }
-
-  private CloseReport awaitEarlier(CompletableFuture<CloseReport> earlier, Duration timeout) {
-    boolean wasInterrupted = false;
-    long deadline = System.nanoTime() + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 2);
-    try {
-      while (true) {
-        try {
-          return earlier.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          wasInterrupted = true;
-        } catch (TimeoutException stillClosing) {
-          return provisional();
-        } catch (ExecutionException failed) {
-          throw new IllegalStateException("the first close() of batcher '" + name + "' failed", failed.getCause());
-        }
-      }
-    } finally {
-      if (wasInterrupted) {
-        Thread.currentThread().interrupt();
-      }
     }
   }
 

@@ -16,8 +16,6 @@ import org.jspecify.annotations.Nullable;
  */
 final class Holdings<T, R> {
   private static final System.Logger LOG = System.getLogger(CoalescingConsumer.class.getName());
-  /** How long the scan of unread slots waits, at most, for a producer between its claim and its publish. */
-  private static final long PUBLISH_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   /** How long a consumer failing its own holdings lets its recorders go first before it tells the callers. */
   private static final long RECORDERS_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -48,7 +46,7 @@ final class Holdings<T, R> {
       completer.abandon(filling, notWritten(description), into);
     }
     writer.failInFlight(description, into);
-    gatherUnread(notWritten(description), into, Math.max(0, Math.min(PUBLISH_WAIT_NANOS, until - System.nanoTime())));
+    gatherUnread(notWritten(description), into, Math.max(0, Math.min(PublishWait.MAX_NANOS, until - System.nanoTime())));
   }
 
   private BatcherClosedException notWritten(String description) {
@@ -66,7 +64,7 @@ final class Holdings<T, R> {
         free = Math.min(free, sequence - 1);
         into.straggler(sequence, cause); // failed once published, by a thread of its own
         into.note("slot " + sequence + " was claimed but not published within "
-            + TimeUnit.NANOSECONDS.toMillis(PUBLISH_WAIT_NANOS) + " ms; its item, if accepted, fails once its"
+            + TimeUnit.NANOSECONDS.toMillis(PublishWait.MAX_NANOS) + " ms; its item, if accepted, fails once its"
             + " producer publishes it");
         continue;
       }

@@ -11,6 +11,11 @@ import java.util.concurrent.locks.LockSupport;
  * absorbed (park would return at once while it is set) and set again by {@link #done()}. One thread, one scan.
  */
 final class PublishWait {
+  /**
+   * The longest wait for producers between their claim and their publish, for a close's scan and for stats(). No
+   * user code runs there, so only a descheduled producer takes long: on a loaded machine that is milliseconds.
+   */
+  static final long MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   /** Polls spent spinning on a slot before the wait parks between polls. */
   private static final int SPINS = 100;
   private static final long PAUSE_NANOS = TimeUnit.MICROSECONDS.toNanos(20);

@@ -273,8 +273,9 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     CompletableFuture<CloseReport> mine = new CompletableFuture<>();
     CompletableFuture<CloseReport> earlier = closing.compareAndExchange(null, mine);
     if (earlier != null) {
-      return closers.contains(Thread.currentThread()) ? provisional(System.nanoTime())
-          : awaitEarlier(earlier, timeout);
+      long start = System.nanoTime();
+      return closers.contains(Thread.currentThread()) ? provisional(start)
+          : LaterClose.await(name, earlier, timeout, () -> provisional(start));
     }
     try {
       long start = System.nanoTime();
@@ -361,30 +362,6 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
       Thread.currentThread().interrupt();
     }
     return new CloseReport(drained, abandoned, Duration.ofNanos(System.nanoTime() - start), stats());
-  }
-
-  /** As a single batcher: waits up to {@code timeout} for the first close's report, an interrupt included. */
-  private CloseReport awaitEarlier(CompletableFuture<CloseReport> earlier, Duration timeout) {
-    long start = System.nanoTime();
-    long deadline = start + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 2);
-    boolean interrupted = false;
-    try {
-      while (true) {
-        try {
-          return earlier.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true; // noted and set again on return; the wait goes on
-        } catch (TimeoutException stillClosing) {
-          return provisional(start);
-        } catch (ExecutionException failed) {
-          throw new IllegalStateException("the first close() of batcher '" + name + "' failed", failed.getCause());
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
   }
 
   private CloseReport provisional(long start) {

@@ -2,7 +2,6 @@ package dev.ringbatch.internal;
 
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.BatcherClosedException;
-import dev.ringbatch.OutcomeUnknownException;
 import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.Ticker;
 import java.lang.System.Logger.Level;
@@ -33,7 +32,6 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private final HandOver handOver;
   private final BatchCompleter completer;
   private final FlushWaiters flushWaiters;
-  private static final long COMPLETION_POLL_NANOS = 100_000;
 
   /** Whether the consumer is completing the futures of a batch it settled: written per batch, without a fence. */
   private final AtomicBoolean completing = new AtomicBoolean();
@@ -103,7 +101,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
       }
       // The sink returned by throwing: from here a close that takes over fails the batch as not written, each
       // item keeping a failure the sink recorded for it.
-      if (batch.unknownAttemptFailure == null && outcomeUnknown(failure)) {
+      if (batch.unknownAttemptFailure == null && UnknownOutcomes.outcomeUnknown(failure)) {
         batch.unknownAttemptFailure = failure; // a close reads it after the state CAS below
       }
       batch.lastAttemptFailure = failure;
@@ -200,19 +198,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
    */
   private static Throwable outcomeOf(PendingBatch<?, ?> batch, Throwable last) {
     Throwable unknown = batch.unknownAttemptFailure;
-    return unknown == null || outcomeUnknown(last) ? last : PendingBatch.afterUnknownAttempt(unknown, last);
-  }
-
-  /**
-   * Whether {@code failure} says its outcome is unknown. Its cause chain is user code: one that throws is read as
-   * "not unknown", and the failure still reaches the callers as it is.
-   */
-  private static boolean outcomeUnknown(Throwable failure) {
-    try {
-      return OutcomeUnknownException.isIn(failure);
-    } catch (Throwable brokenChain) {
-      return false;
-    }
+    return unknown == null || UnknownOutcomes.outcomeUnknown(last) ? last : UnknownOutcomes.afterUnknownAttempt(unknown, last);
   }
 
   /**
@@ -290,14 +276,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
    */
   @Override
   public void awaitCompletions(long deadline) {
-    boolean interrupted = false;
-    while (completing.get() && deadline - System.nanoTime() > 0) {
-      LockSupport.parkNanos(this, COMPLETION_POLL_NANOS); // rare: only a close that took over meets it
-      interrupted |= Thread.interrupted();
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    Threads.pollWhile(completing::get, deadline); // rare: only a close that took over meets it
   }
 
   @Override
