@@ -14,6 +14,8 @@ import dev.ringbatch.CloseReport;
 import dev.ringbatch.RejectionReason;
 import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.stats.StatsRecorder;
+import dev.ringbatch.testing.Holds;
+import dev.ringbatch.testing.Holds.Gate;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
@@ -28,9 +30,9 @@ import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The broken promises of issue 33, each as the behaviour it must keep: what a close that takes a batch over tells
@@ -39,33 +41,8 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class Issue33Test {
-  private final List<CountDownLatch> releases = new CopyOnWriteArrayList<>();
-  private final List<Batcher<?, ?>> batchers = new CopyOnWriteArrayList<>();
-
-  @AfterEach
-  void releaseEverything() {
-    releases.forEach(CountDownLatch::countDown);
-    batchers.forEach(b -> b.close(Duration.ofSeconds(5)));
-  }
-
-  private CountDownLatch release() {
-    CountDownLatch latch = new CountDownLatch(1);
-    releases.add(latch);
-    return latch;
-  }
-
-  private <B extends Batcher<?, ?>> B track(B batcher) {
-    batchers.add(batcher);
-    return batcher;
-  }
-
-  private static void await(CountDownLatch latch) {
-    try {
-      latch.await(30, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
+  @RegisterExtension
+  final Holds holds = new Holds();
 
   /** Item 1: a fire-and-forget item its sink failed keeps being told as failed when a close takes its batch. */
   @Test
@@ -73,14 +50,14 @@ class Issue33Test {
     List<Object> handled = new CopyOnWriteArrayList<>();
     IllegalStateException rowFailure = new IllegalStateException("row 0 refused");
     CountDownLatch inSink = new CountDownLatch(1);
-    CountDownLatch proceed = release();
-    Batcher<Integer, Integer> second = track(Batcher.of("offer-backoff-2", BatcherConfig.builder().ringSize(8)
+    Gate proceed = holds.gate();
+    Batcher<Integer, Integer> second = holds.track(Batcher.of("offer-backoff-2", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(8).retryPolicy(RetryPolicy.builder().maxAttempts(5).initialBackoff(Duration.ofSeconds(20))
             .maxBackoff(Duration.ofSeconds(20)).jitter(0).maxElapsed(Duration.ofSeconds(60)).build())
         .offerFailureHandler((item, cause) -> handled.add(item + ":" + cause.getMessage())).build(), batch -> {
           if (batch.item(0) == 0) { // the blocker: holds the consumer until both items wait in the ring
             inSink.countDown();
-            await(proceed);
+            proceed.awaitInterruptibly();
             batch.completeRemaining(0);
             return;
           }
@@ -104,7 +81,7 @@ class Issue33Test {
     assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(second.offer(1)).isTrue(); // fire and forget: failed by the sink, one by one
     CompletableFuture<Integer> other = second.submit(2);
-    proceed.countDown();
+    proceed.open();
     assertThat(backingOff.await(10, TimeUnit.SECONDS)).as("the batch [1, 2] waits to retry").isTrue();
     CloseReport report = second.close(Duration.ofMillis(50));
     assertThat(other).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
@@ -124,7 +101,7 @@ class Issue33Test {
     BatcherFullException othersFull = new BatcherFullException("other", 16, RejectionReason.INTERRUPTED,
         "item rejected: the producer was interrupted while waiting for room");
     BatcherClosedException othersClosed = new BatcherClosedException("other", 16, false, "item rejected");
-    Batcher<Integer, Integer> batcher = track(Batcher.of("sink-rejection", BatcherConfig.ofDefaults(), batch -> {
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("sink-rejection", BatcherConfig.ofDefaults(), batch -> {
       for (int i = 0; i < batch.size(); i++) {
         batch.fail(i, batch.item(i) == 1 ? othersFull : othersClosed);
       }
@@ -142,12 +119,12 @@ class Issue33Test {
   @Test
   void batchAbandonedInsideTheSink_isNotKeptReachableOnceTheSinkReturns() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
-    CountDownLatch proceed = release();
+    Gate proceed = holds.gate();
     CountDownLatch returned = new CountDownLatch(1);
-    Batcher<Object, Integer> batcher = track(Batcher.of("reachable", BatcherConfig.builder().ringSize(8)
+    Batcher<Object, Integer> batcher = holds.track(Batcher.of("reachable", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(8).build(), batch -> {
           inSink.countDown();
-          await(proceed);
+          proceed.awaitInterruptibly();
           try {
             batch.completeRemaining(1);
           } finally {
@@ -158,7 +135,7 @@ class Issue33Test {
     assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
     CloseReport report = batcher.close(Duration.ofMillis(50));
     assertThat(report.abandoned()).isEqualTo(1);
-    proceed.countDown();
+    proceed.open();
     assertThat(returned.await(10, TimeUnit.SECONDS)).isTrue();
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> {
       System.gc();
@@ -178,7 +155,7 @@ class Issue33Test {
   void asyncBatchAbandonedInFlight_isNotKeptReachableOnceItsStageCompletes() throws Exception {
     CompletableFuture<Void> stage = new CompletableFuture<>();
     CountDownLatch inSink = new CountDownLatch(1);
-    Batcher<Object, Integer> batcher = track(Batcher.ofAsync("reachable-async", BatcherConfig.builder().ringSize(8)
+    Batcher<Object, Integer> batcher = holds.track(Batcher.ofAsync("reachable-async", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(8).build(), (AsyncBatchSink<Object, Integer>) batch -> {
           inSink.countDown();
           return stage.thenRun(() -> { });
@@ -198,25 +175,25 @@ class Issue33Test {
   void closeWithABlockingDependentActionAndABlockingRecordClosed_returnsWithinTheTimeoutPlusOneGrace()
       throws Exception {
     CountDownLatch inAction = new CountDownLatch(1);
-    CountDownLatch actionRelease = release();
-    CountDownLatch recorderRelease = release();
-    CountDownLatch attached = new CountDownLatch(1);
-    Batcher<Integer, Integer> batcher = track(Batcher.of("one-grace", BatcherConfig.builder().ringSize(8)
+    Gate actionRelease = holds.gate();
+    Gate recorderRelease = holds.gate();
+    Gate attached = holds.gate();
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("one-grace", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(1).build(), batch -> {
-          await(attached); // the dependent action is attached first, so the consumer thread runs it
+          attached.awaitInterruptibly(); // the dependent action is attached first, so the consumer thread runs it
           batch.completeRemaining(1);
         }));
     batcher.addStatsRecorder(new StatsRecorder() {
       @Override
       public void recordClosed(CloseReport report) {
-        await(recorderRelease);
+        recorderRelease.awaitInterruptibly();
       }
     });
     batcher.submit(1).thenRun(() -> { // runs on the consumer thread, which completes the batch
       inAction.countDown();
-      await(actionRelease);
+      actionRelease.awaitInterruptibly();
     });
-    attached.countDown();
+    attached.open();
     assertThat(inAction.await(10, TimeUnit.SECONDS)).isTrue();
     CompletableFuture<Integer> queued = batcher.submit(2); // behind the blocked consumer: abandoned
     long start = System.nanoTime();
@@ -232,13 +209,13 @@ class Issue33Test {
   @Test
   void sinkStillWritingAfterATakeOver_recordsWithoutAnExceptionAndIsIgnored() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
-    CountDownLatch proceed = release();
+    Gate proceed = holds.gate();
     AtomicReference<Throwable> thrown = new AtomicReference<>();
     CountDownLatch returned = new CountDownLatch(1);
-    Batcher<Integer, Integer> batcher = track(Batcher.of("late-records", BatcherConfig.builder().ringSize(8)
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("late-records", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(8).build(), batch -> {
           inSink.countDown();
-          await(proceed);
+          proceed.awaitInterruptibly();
           try {
             for (int i = 0; i < batch.size(); i++) { // a per-row sink, halfway through when the close came
               Integer item = batch.item(i);
@@ -258,7 +235,7 @@ class Issue33Test {
     CompletableFuture<Integer> b = batcher.submit(3);
     assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
     batcher.close(Duration.ofMillis(50));
-    proceed.countDown();
+    proceed.open();
     assertThat(returned.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(thrown.get()).as("what the sink met after the take-over").isNull();
     assertThat(a).isCompletedExceptionally();
@@ -270,13 +247,13 @@ class Issue33Test {
   @Test
   void closeTakingABatchFromInsideTheSink_keepsTheFailuresTheSinkAlreadyRecorded() throws Exception {
     CountDownLatch recordedOne = new CountDownLatch(1);
-    CountDownLatch proceed = release();
+    Gate proceed = holds.gate();
     IllegalStateException refused = new IllegalStateException("row refused");
-    Batcher<Integer, Integer> batcher = track(Batcher.of("kept-failure", BatcherConfig.builder().ringSize(8)
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("kept-failure", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(8).build(), batch -> {
           batch.fail(0, refused);
           recordedOne.countDown();
-          await(proceed);
+          proceed.awaitInterruptibly();
           batch.completeRemaining(1);
         }));
     CompletableFuture<Integer> refusedItem = batcher.submit(1);
@@ -292,22 +269,22 @@ class Issue33Test {
   @Test
   void closeKeepingARecordedFailureWhoseToStringBlocks_stillReturnsInTime() throws Exception {
     CountDownLatch recordedOne = new CountDownLatch(1);
-    CountDownLatch proceed = release();
-    CountDownLatch toStringRelease = release();
+    Gate proceed = holds.gate();
+    Gate toStringRelease = holds.gate();
     // A cancellation reaches the caller wrapped in a BatchWriteException, whose message reads its toString().
     java.util.concurrent.CancellationException slowToString = new java.util.concurrent.CancellationException(
         "row refused") {
       @Override
       public String toString() {
-        await(toStringRelease);
+        toStringRelease.awaitInterruptibly();
         return super.toString();
       }
     };
-    Batcher<Integer, Integer> batcher = track(Batcher.of("slow-tostring", BatcherConfig.builder().ringSize(8)
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("slow-tostring", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(8).build(), batch -> {
           batch.fail(0, slowToString);
           recordedOne.countDown();
-          await(proceed);
+          proceed.awaitInterruptibly();
         }));
     CompletableFuture<Integer> refused = batcher.submit(1);
     assertThat(recordedOne.await(10, TimeUnit.SECONDS)).isTrue();
@@ -316,7 +293,7 @@ class Issue33Test {
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("close(50 ms) took, ms; report=%s",
         report).isLessThan(3_000);
     assertThat(report.stats().failed()).isEqualTo(1);
-    toStringRelease.countDown();
+    toStringRelease.open();
     assertThat(refused).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
         .havingCause().isInstanceOf(BatchWriteException.class).havingCause().isSameAs(slowToString);
   }
@@ -326,7 +303,7 @@ class Issue33Test {
   void closeTakingAnAsyncBatchInFlight_keepsTheFailuresTheSinkAlreadyRecorded() throws Exception {
     CountDownLatch recordedOne = new CountDownLatch(1);
     IllegalStateException refused = new IllegalStateException("row refused");
-    Batcher<Integer, Integer> batcher = track(Batcher.ofAsync("kept-failure-async", BatcherConfig.builder()
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.ofAsync("kept-failure-async", BatcherConfig.builder()
         .ringSize(8).maxBatchSize(8).build(), (AsyncBatchSink<Integer, Integer>) batch -> {
           batch.fail(0, refused);
           recordedOne.countDown();
@@ -344,7 +321,7 @@ class Issue33Test {
   /** Item 7: a sharded batcher's limits are its shards', not shard 0's alone. */
   @Test
   void shardedBatcher_reportsTheLargestLimitsInForceAmongItsShards() {
-    Batcher<Integer, Integer> batcher = track(Batcher.sharded("sharded-limits", BatcherConfig.builder()
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.sharded("sharded-limits", BatcherConfig.builder()
         .ringSize(64).maxBatchSize(8).build(), 3, i -> i, shard -> batch -> batch.completeRemaining(1)));
     List<BatcherStats> shards = batcher.shardStats();
     assertThat(shards).hasSize(3);
@@ -378,7 +355,7 @@ class Issue33Test {
     };
     ringbatch.addHandler(capture);
     try {
-      Batcher<Integer, Integer> batcher = track(Batcher.sharded("sharded-log", BatcherConfig.ofDefaults(), 4,
+      Batcher<Integer, Integer> batcher = holds.track(Batcher.sharded("sharded-log", BatcherConfig.ofDefaults(), 4,
           i -> i, shard -> batch -> {
             throw new IllegalStateException("down");
           }));
@@ -399,12 +376,12 @@ class Issue33Test {
   void abandonedItemsFuture_isDoneOnlyOnceTheRecordersIncludeIt() throws Exception {
     for (int round = 0; round < 5; round++) {
       CountDownLatch inSink = new CountDownLatch(1);
-      CountDownLatch proceed = release();
+      Gate proceed = holds.gate();
       AtomicLong abandoned = new AtomicLong();
-      Batcher<Integer, Integer> batcher = track(Batcher.of("recorded-first-" + round, BatcherConfig.builder()
+      Batcher<Integer, Integer> batcher = holds.track(Batcher.of("recorded-first-" + round, BatcherConfig.builder()
           .ringSize(8).maxBatchSize(8).build(), batch -> {
             inSink.countDown();
-            await(proceed);
+            proceed.awaitInterruptibly();
             batch.completeRemaining(1);
           }));
       batcher.addStatsRecorder(new StatsRecorder() {
@@ -426,7 +403,7 @@ class Issue33Test {
     CompletableFuture<Throwable> joinRefused = new CompletableFuture<>();
     CompletableFuture<Throwable> getRefused = new CompletableFuture<>();
     AtomicReference<Batcher<Integer, Integer>> self = new AtomicReference<>();
-    Batcher<Integer, Integer> batcher = track(Batcher.of("join-on-consumer", BatcherConfig.ofDefaults(), batch -> {
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("join-on-consumer", BatcherConfig.ofDefaults(), batch -> {
       if (batch.item(0) == 1) {
         try {
           self.get().submit(2).join();
