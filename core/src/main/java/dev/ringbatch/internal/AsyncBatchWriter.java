@@ -72,7 +72,8 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
 
   /** One dispatch of a batch; never reused. {@code done} is guarded by {@code order}. */
   private static final class Ticket<T, R> {
-    final PendingBatch<T, R> batch;
+    /** Null once a close took it and gathered its items: the closed batcher keeps nothing of it. */
+    @Nullable PendingBatch<T, R> batch;
     final long lastSequence;
     final long startNanos;
     final AtomicBoolean settled = new AtomicBoolean();
@@ -162,9 +163,11 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
 
   /** Completes a dispatched batch once; runs on whichever thread completed its stage. */
   private void settle(Ticket<T, R> ticket, @Nullable Throwable failure) {
-    PendingBatch<T, R> batch = ticket.batch;
-    batch.endAttempt(ticket.viewGeneration); // the stage completed: the sink's Batch records nothing more
-    if (ticket.settled.get()) {
+    PendingBatch<T, R> batch = ticket.batch; // null once a close took it
+    if (batch != null) {
+      batch.endAttempt(ticket.viewGeneration); // the stage completed: the sink's Batch records nothing more
+    }
+    if (batch == null || ticket.settled.get()) {
       return; // a second firing, or the close failed it already
     }
     // User code (the ticker, an exception's getCause) runs before the settle is won: if it blocks, the batch is
@@ -285,12 +288,17 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
           taken.add(ticket);
         }
       }
-      order.removeAll(taken); // the closed batcher keeps nothing of them: a stage still pending holds its own
     }
     BatcherClosedException cause = new BatcherClosedException(name, ringSize, true, true, closeDescription
         + " while the item's batch was in flight in the async sink; it may or may not have been written");
     for (Ticket<T, R> ticket : taken) {
-      completer.abandon(ticket.batch, cause, into);
+      PendingBatch<T, R> batch = ticket.batch;
+      if (batch != null) {
+        completer.abandon(batch, cause, into);
+        // The ticket stays in the order, never done, so flush progress never passes it; its batch goes, so the
+        // closed batcher keeps nothing of it (a stage still pending holds its own view).
+        ticket.batch = null;
+      }
     }
   }
 

@@ -206,12 +206,11 @@ final class CloseProtocol {
     boolean interrupt = interruptConsumer;
     String unwatched = holdings.watchStragglers(gathered); // a thread of its own, never waited for
     long until = graceEnd;
-    // Told once the recorders include their items, unless a recorder still blocks halfway through the grace.
+    // Told once the recorders include their items, unless a recorder still blocks 100 ms after the report.
     CompletableFuture<Void> abandonedRecorded = new CompletableFuture<>();
     // A thread per kind of user code, so that none that blocks holds up another kind: the callers' dependent
     // actions, the flushes' (and the log handlers), the recorders, and a thread factory's Thread.interrupt().
-    long callersBy = Math.min(until, System.nanoTime() + GRACE_NANOS) - GRACE_NANOS / 2;
-    Runnable tellCallers = () -> holdings.tellAfter(abandonedRecorded, gathered, callersBy);
+    Runnable tellCallers = () -> holdings.tellAfter(abandonedRecorded, gathered, System.nanoTime() + GRACE_NANOS / 2);
     Runnable tellFlushes = () -> {
       flushWaiters.completeAll(flushFailure);
       if (orphanNote != null) {

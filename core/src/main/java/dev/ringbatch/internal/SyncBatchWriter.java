@@ -77,11 +77,13 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
 
   @Override
   public PendingBatch<T, R> write(PendingBatch<T, R> batch, long lastSequence) {
+    if (current != batch) {
+      // Before the call out: a close takes over only from there, so it reads this and nulls it last. Written once
+      // per batch object: see CoalescingConsumer.write on reference stores per batch.
+      current = batch;
+    }
     if (!handOver.callOut()) {
       throw ConsumerStop.YIELD;
-    }
-    if (current != batch) {
-      current = batch; // written once: see CoalescingConsumer.write on reference stores per batch
     }
     // User code before the sink (a log handler, the ticker) runs while the batch is still FILLING: a close that
     // takes over meanwhile fails it as never written, and the CAS below then stops this writer before the sink.

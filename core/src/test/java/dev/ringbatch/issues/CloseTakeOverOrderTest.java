@@ -18,9 +18,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Defects a hostile review of issue 33's change proved; each test fails while its defect is there. */
+/** The order a close that takes over keeps: flushes behind a taken batch, and recorders before abandoned callers. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class ReviewFindingsTest {
+class CloseTakeOverOrderTest {
   private final List<CountDownLatch> releases = new CopyOnWriteArrayList<>();
   private final List<Batcher<?, ?>> batchers = new CopyOnWriteArrayList<>();
 
@@ -93,11 +93,10 @@ class ReviewFindingsTest {
         .isCompletedExceptionally();
   }
   /**
-   * user-guide.md: an abandoned item's future completes once the recorders were told (recordAbandoned), "or halfway
-   * through the close's 200 ms grace if a recorder still blocks then". When the close's report comes out late in
-   * its grace (here: it waited for a dependent action of an earlier batch), the callers' wait for the recorders
-   * ends before it starts: the caller is told at once, while recordAbandoned, which did not block at the halfway
-   * point (it had not even been called), has not run yet.
+   * user-guide.md: an abandoned item's future completes once the recorders were told (recordAbandoned), "or 100 ms
+   * after the close's report if a recorder still blocks then". When the close's report came out late in its grace
+   * (here: it waited for a dependent action of an earlier batch), the callers' wait for the recorders used to end
+   * before it started: the caller was told at once, before a recorder that takes 50 ms had run.
    */
   @Test
   void closeReportingLateInItsGrace_tellsAbandonedCallerBeforeRecordAbandoned() throws Exception {
@@ -113,8 +112,8 @@ class ReviewFindingsTest {
     batcher.addStatsRecorder(new dev.ringbatch.stats.StatsRecorder() {
       @Override
       public void recordAbandoned(long count) {
-        // a recorder that takes a while (a remote call, say): it does not block at the grace's halfway point
-        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(150));
+        // a recorder that takes a while (a remote call, say), but less than the 100 ms the callers wait for it
+        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
         abandonedRecorded.set(true);
       }
     });
