@@ -242,8 +242,9 @@ public interface Batcher<T, R> extends AutoCloseable {
    * ({@link BatcherClosedException#isAbandoned()}); an item whose batch was inside the sink at that moment may
    * or may not have been written, and its exception says so ({@link BatcherClosedException#isOutcomeUnknown()}).
    * If the consumer thread was in the sink or in a future's dependent action, it is interrupted. Returns within
-   * {@code timeout} plus a short grace (200 ms, moved by a pause of the whole process such as a long GC, by 1 s at
-   * most) for the hand-over. A sink call the consumer had already
+   * {@code timeout} plus one short grace (200 ms, moved by a pause of the whole process such as a long GC, by 1 s
+   * at most) for everything it waits for after the timeout: the hand-over, futures being completed and the user
+   * code that follows its report. A sink call the consumer had already
    * begun to make (its thread descheduled between handing the batch over and the call itself) may still start
    * after close returned: its items were already told the outcome is unknown, and what it records is ignored.
    *

@@ -10,7 +10,8 @@ package dev.ringbatch;
  * failed item, after the batch is counted, in item order. Like a future's dependent action, it should be quick and
  * must not wait for the batcher ({@code submitAndWait}, {@code flush().join()} there throw or wait for themselves).
  * What it throws is logged and otherwise ignored. Items a close abandoned are not reported here: the
- * {@link CloseReport} counts them.
+ * {@link CloseReport} counts them. An item whose failure the sink had recorded before a close took its batch over
+ * keeps that failure and is reported here, on a thread of the close's own.
  */
 @FunctionalInterface
 public interface OfferFailureHandler {

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.ringbatch.stats.StatsRecorder;
+import dev.ringbatch.testing.Holds;
+import dev.ringbatch.testing.Holds.Gate;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -11,9 +13,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The recorders a close tells (recordAbandoned, recordClosed) run apart from every other kind of user code: a
@@ -22,32 +24,14 @@ import org.junit.jupiter.api.Timeout;
  * shards' recordAbandoned.
  */
 class CloseRecordersTest {
-  private final List<CountDownLatch> releases = new CopyOnWriteArrayList<>();
-
-  @AfterEach
-  void releaseEverything() {
-    releases.forEach(CountDownLatch::countDown);
-  }
-
-  private CountDownLatch release() {
-    CountDownLatch latch = new CountDownLatch(1);
-    releases.add(latch);
-    return latch;
-  }
-
-  private static void await(CountDownLatch latch) {
-    try {
-      latch.await(30, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
+  @RegisterExtension
+  final Holds holds = new Holds();
 
   /** A batcher whose sink signals {@code inSink} and then blocks until {@code release}. */
-  private static Batcher<Integer, Integer> stuckInSink(String name, CountDownLatch inSink, CountDownLatch release) {
+  private static Batcher<Integer, Integer> stuckInSink(String name, CountDownLatch inSink, Gate release) {
     return Batcher.of(name, BatcherConfig.builder().ringSize(8).maxBatchSize(8).build(), batch -> {
       inSink.countDown();
-      await(release);
+      release.awaitInterruptibly();
       batch.completeRemaining(1);
     });
   }
@@ -66,15 +50,15 @@ class CloseRecordersTest {
   void aFlushCallbackThatBlocks_doesNotKeepTheRecordersFromBeingTold() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
     CountDownLatch inAction = new CountDownLatch(1);
-    CountDownLatch actionRelease = release();
+    Gate actionRelease = holds.gate();
     CompletableFuture<Long> recorded = new CompletableFuture<>();
-    Batcher<Integer, Integer> batcher = stuckInSink("recorders-flush", inSink, release());
+    Batcher<Integer, Integer> batcher = stuckInSink("recorders-flush", inSink, holds.gate());
     batcher.addStatsRecorder(abandonedInto(recorded));
     CompletableFuture<Integer> item = batcher.submit(1);
     assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
     batcher.flush().whenComplete((r, t) -> { // runs where the close completes the flushes
       inAction.countDown();
-      await(actionRelease);
+      actionRelease.awaitInterruptibly();
     });
     CloseReport report = batcher.close(Duration.ofMillis(100));
     assertThat(report.abandoned()).as("report=%s", report).isEqualTo(1);
@@ -90,13 +74,13 @@ class CloseRecordersTest {
   void aRecorderThatBlocksInRecordClosed_holdsUpNeitherTheCloseNorAFlush() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
     CountDownLatch inRecorder = new CountDownLatch(1);
-    CountDownLatch recorderRelease = release();
-    Batcher<Integer, Integer> batcher = stuckInSink("recorders-closed", inSink, release());
+    Gate recorderRelease = holds.gate();
+    Batcher<Integer, Integer> batcher = stuckInSink("recorders-closed", inSink, holds.gate());
     batcher.addStatsRecorder(new StatsRecorder() {
       @Override
       public void recordClosed(CloseReport report) {
         inRecorder.countDown();
-        await(recorderRelease);
+        recorderRelease.awaitInterruptibly();
       }
     });
     batcher.submit(1);
@@ -116,13 +100,13 @@ class CloseRecordersTest {
   void aShardedClose_tellsRecordClosedAfterItsShardsRecordAbandoned() throws Exception {
     for (int round = 0; round < 5; round++) {
       CountDownLatch inSink = new CountDownLatch(1);
-      CountDownLatch release = release();
+      Gate release = holds.gate();
       CountDownLatch both = new CountDownLatch(2);
       List<String> calls = new CopyOnWriteArrayList<>();
       Batcher<Integer, Integer> batcher = Batcher.sharded("recorders-shard-" + round, BatcherConfig.builder()
           .ringSize(8).maxBatchSize(8).build(), 1, shard -> batch -> {
             inSink.countDown();
-            await(release);
+            release.awaitInterruptibly();
             batch.completeRemaining(1);
           });
       batcher.addStatsRecorder(new StatsRecorder() {
@@ -151,14 +135,14 @@ class CloseRecordersTest {
   @Timeout(60)
   void aShardedCloseWhoseRecordClosedBlocks_stillReturnsInTime() throws Exception {
     CountDownLatch inRecorder = new CountDownLatch(1);
-    CountDownLatch recorderRelease = release();
+    Gate recorderRelease = holds.gate();
     Batcher<Integer, Integer> batcher = Batcher.sharded("recorders-shard-blocks", BatcherConfig.builder()
         .ringSize(8).maxBatchSize(8).build(), 2, shard -> batch -> batch.completeRemaining(1));
     batcher.addStatsRecorder(new StatsRecorder() {
       @Override
       public void recordClosed(CloseReport report) {
         inRecorder.countDown();
-        await(recorderRelease);
+        recorderRelease.awaitInterruptibly();
       }
     });
     assertThat(batcher.submit(1)).succeedsWithin(Duration.ofSeconds(10));
@@ -183,7 +167,7 @@ class CloseRecordersTest {
     SuspendableConsumer consumer = new SuspendableConsumer();
     CompletableFuture<Long> recorded = new CompletableFuture<>();
     CountDownLatch inAction = new CountDownLatch(1);
-    CountDownLatch actionRelease = release();
+    Gate actionRelease = holds.gate();
     Batcher<Integer, Integer> batcher = Batcher.of("recorders-orphan", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(8).threadFactory(consumer.factory("recorders-orphan")).build(),
         batch -> batch.completeRemaining(1));
@@ -196,7 +180,7 @@ class CloseRecordersTest {
       item = batcher.submit(1); // stays unread in the ring: the consumer holds it
       item.whenComplete((r, t) -> {
         inAction.countDown();
-        await(actionRelease);
+        actionRelease.awaitInterruptibly();
       });
       report = batcher.close(Duration.ofMillis(100));
     } finally {

@@ -1,6 +1,7 @@
 package dev.ringbatch.internal;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
@@ -14,8 +15,16 @@ import org.jspecify.annotations.Nullable;
 final class Abandonment {
   private final List<CompletableFuture<Object>> futures = new ArrayList<>();
   private final List<Throwable> causes = new ArrayList<>();
+  /** Which of {@link #causes} are failures the sink recorded: the caller gets them as sink failures. */
+  private final List<Boolean> bySink = new ArrayList<>();
   private long items;
   private long failedBySink;
+  /** Fire-and-forget items among {@link #failedBySink}, and their causes: the offer failure handler's to hear. */
+  private final List<Object> failedOffers = new ArrayList<>();
+  private final List<Throwable> failedOfferCauses = new ArrayList<>();
+  /** How long each of {@link #failedBySink} waited for its write, where that was measured. */
+  private long[] failedWaits = new long[0];
+  private int measuredFailedWaits;
   private final List<String> notes = new ArrayList<>();
   /** Slots claimed but not yet published when gathered: their items, if accepted, fail once published. */
   private final List<Long> stragglers = new ArrayList<>();
@@ -24,22 +33,34 @@ final class Abandonment {
   /** One item abandoned with {@code cause}; {@code future} is null for a fire-and-forget item. */
   void add(@Nullable CompletableFuture<Object> future, Throwable cause) {
     items++;
-    tell(future, cause);
+    tell(future, cause, false);
   }
 
   /**
-   * One item that keeps the failure its sink recorded ({@code cause}), taken with its batch while it waited to
-   * retry: it counts as failed, not abandoned.
+   * One item that keeps the failure its sink recorded ({@code cause}), taken with its batch by a close: it counts
+   * as failed, not abandoned, and a fire-and-forget one ({@code future} null) goes to the offer failure handler.
    */
-  void addFailed(@Nullable CompletableFuture<Object> future, Throwable cause) {
+  void addFailed(Object item, @Nullable CompletableFuture<Object> future, Throwable cause, long waitNanos) {
     failedBySink++;
-    tell(future, cause);
+    if (waitNanos >= 0) {
+      if (measuredFailedWaits == failedWaits.length) {
+        failedWaits = Arrays.copyOf(failedWaits, Math.max(8, 2 * failedWaits.length));
+      }
+      failedWaits[measuredFailedWaits++] = waitNanos;
+    }
+    if (future == null) {
+      failedOffers.add(item);
+      failedOfferCauses.add(cause);
+    } else {
+      tell(future, cause, true);
+    }
   }
 
-  private void tell(@Nullable CompletableFuture<Object> future, Throwable cause) {
+  private void tell(@Nullable CompletableFuture<Object> future, Throwable cause, boolean sink) {
     if (future != null) {
       futures.add(future);
       causes.add(cause);
+      bySink.add(sink);
     }
   }
 
@@ -75,6 +96,45 @@ final class Abandonment {
     return failedBySink;
   }
 
+  /**
+   * Tells the recorders of what was gathered (counted before): the items with a failure their sink recorded as one
+   * batch, all failed, with how long they waited for their write; then the abandoned items. User code.
+   */
+  void record(GuardedStatsRecorders recorders) {
+    if (failedBySink > 0) {
+      int n = (int) Math.min(Integer.MAX_VALUE, failedBySink);
+      if (measuredFailedWaits > 0) {
+        long total = 0;
+        long max = 0;
+        for (int i = 0; i < measuredFailedWaits; i++) {
+          total += failedWaits[i];
+          max = Math.max(max, failedWaits[i]);
+        }
+        recorders.recordItemWaits(measuredFailedWaits, total, max);
+        if (recorders.timesEachItemWait()) {
+          recorders.recordEachItemWait(failedWaits, measuredFailedWaits);
+        }
+      }
+      recorders.recordBatch(n, 0, 0, n);
+    }
+    if (items > 0) {
+      recorders.recordAbandoned(items);
+    }
+  }
+
+  /** How many of {@link #failedBySink} were fire-and-forget items. */
+  int failedOffers() {
+    return failedOffers.size();
+  }
+
+  Object failedOffer(int index) {
+    return failedOffers.get(index);
+  }
+
+  Throwable failedOfferCause(int index) {
+    return failedOfferCauses.get(index);
+  }
+
   int futures() {
     return futures.size();
   }
@@ -85,6 +145,11 @@ final class Abandonment {
 
   Throwable cause(int index) {
     return causes.get(index);
+  }
+
+  /** Whether {@link #cause} is a failure the sink recorded (rather than the close's own). */
+  boolean causeBySink(int index) {
+    return bySink.get(index);
   }
 
   List<String> notes() {

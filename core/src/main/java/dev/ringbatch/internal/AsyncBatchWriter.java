@@ -28,7 +28,6 @@ import org.jspecify.annotations.Nullable;
  * finishing early waits for the ones dispatched before it.
  */
 final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
-  private static final long COMPLETION_POLL_NANOS = 100_000;
 
   private final String name;
   private final int ringSize;
@@ -73,7 +72,8 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
 
   /** One dispatch of a batch; never reused. {@code done} is guarded by {@code order}. */
   private static final class Ticket<T, R> {
-    final PendingBatch<T, R> batch;
+    /** Null once a close took it and gathered its items: the closed batcher keeps nothing of it. */
+    @Nullable PendingBatch<T, R> batch;
     final long lastSequence;
     final long startNanos;
     final AtomicBoolean settled = new AtomicBoolean();
@@ -163,11 +163,13 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
 
   /** Completes a dispatched batch once; runs on whichever thread completed its stage. */
   private void settle(Ticket<T, R> ticket, @Nullable Throwable failure) {
-    if (ticket.settled.get()) {
+    PendingBatch<T, R> batch = ticket.batch; // null once a close took it
+    if (batch != null) {
+      batch.endAttempt(ticket.viewGeneration); // the stage completed: the sink's Batch records nothing more
+    }
+    if (batch == null || ticket.settled.get()) {
       return; // a second firing, or the close failed it already
     }
-    PendingBatch<T, R> batch = ticket.batch;
-    batch.endAttempt(ticket.viewGeneration); // the stage completed: the sink's Batch records nothing more
     // User code (the ticker, an exception's getCause) runs before the settle is won: if it blocks, the batch is
     // still in flight, and a close takes it over instead of waiting for a batch that is settled but not told.
     long writeNanos = ticker.read() - ticket.startNanos;
@@ -182,7 +184,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
       inFlight.decrementAndGet(); // before the futures: their dependent actions may need the slot
       wakeConsumer.run(); // it may wait for the slot, or for every batch to settle at the close marker
       int size = batch.size();
-      BatchCompleter.Wakes woken = completer.complete(batch, cause, writeNanos);
+      Wakes woken = completer.complete(batch, cause, writeNanos);
       spinHint.settled(woken, writeNanos, size);
       AdaptiveLimits a = adaptive;
       if (a != null) {
@@ -269,14 +271,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
   @Override
   public void awaitCompletions(long deadline) {
     int own = completingHere.get()[0];
-    boolean interrupted = false;
-    while (completing.get() > own && deadline - System.nanoTime() > 0) {
-      LockSupport.parkNanos(this, COMPLETION_POLL_NANOS); // rare: only while a close meets slow callbacks
-      interrupted |= Thread.interrupted();
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    Threads.pollWhile(() -> completing.get() > own, deadline); // rare: a close, slow callbacks
   }
 
   @Override
@@ -298,8 +293,12 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
         + " while the item's batch was in flight in the async sink; it may or may not have been written");
     for (Ticket<T, R> ticket : taken) {
       PendingBatch<T, R> batch = ticket.batch;
-      batch.seal();
-      completer.abandon(batch, cause, false, into);
+      if (batch != null) {
+        completer.abandon(batch, cause, into);
+        // The ticket stays in the order, never done, so flush progress never passes it; its batch goes, so the
+        // closed batcher keeps nothing of it (a stage still pending holds its own view).
+        ticket.batch = null;
+      }
     }
   }
 

@@ -1,6 +1,8 @@
 package dev.ringbatch.internal;
 
 import dev.ringbatch.BatchWriteException;
+import dev.ringbatch.BatcherClosedException;
+import dev.ringbatch.BatcherFullException;
 import dev.ringbatch.OfferFailureHandler;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CancellationException;
@@ -23,13 +25,14 @@ final class BatchCompleter {
   private final @Nullable OfferFailureHandler offerFailures;
   private final LostFailureLog lostLog;
 
+  /** {@code lostLog} is the batcher's: a sharded batcher's shards share one, so it logs once per batcher. */
   BatchCompleter(String name, ConsumerCounters counters, GuardedStatsRecorders recorders,
-      @Nullable OfferFailureHandler offerFailures) {
+      @Nullable OfferFailureHandler offerFailures, LostFailureLog lostLog) {
     this.name = name;
     this.counters = counters;
     this.recorders = recorders;
     this.offerFailures = offerFailures;
-    this.lostLog = new LostFailureLog(name, System::nanoTime);
+    this.lostLog = lostLog;
   }
 
   /**
@@ -87,7 +90,7 @@ final class BatchCompleter {
         if (wakes != null && future.getNumberOfDependents() > 0) {
           wakes.now(); // its dependent actions are user code, and may block: callers already done do not wait
         }
-        if (completeQuietly(future, cause == null ? batch.settledResult(i) : null, cause)) {
+        if (completeQuietly(future, cause == null ? batch.settledResult(i) : null, sinkFailure(cause))) {
           if (wakes == null) {
             wakes = new Wakes(size - i, virtualAtOnce);
           }
@@ -128,7 +131,7 @@ final class BatchCompleter {
     Throwable cause = written ? null
         : state == PendingBatch.FAILED ? (Throwable) batch.outcome(i)
         : failure != null ? failure : own;
-    completeAgain(future, written ? batch.settledResult(i) : null, cause);
+    completeAgain(future, written ? batch.settledResult(i) : null, sinkFailure(cause));
     logQuietly("completing an item of a batch failed inside the batcher", own);
   }
 
@@ -142,7 +145,7 @@ final class BatchCompleter {
         if (cause == null) {
           future.complete(result);
         } else {
-          future.completeExceptionally(sinkFailure(cause));
+          future.completeExceptionally(cause);
         }
       }
     } catch (Throwable again) {
@@ -153,14 +156,19 @@ final class BatchCompleter {
     }
   }
 
-  /** The failure a caller gets for {@code cause}: a cancellation wrapped, so the future fails rather than cancels. */
-  private Throwable sinkFailure(Throwable cause) {
-    if (!(cause instanceof CancellationException)) {
+  /**
+   * The failure a caller gets for {@code cause}, a failure of the sink: wrapped in a {@link BatchWriteException}
+   * when it would read as something else, a cancellation (the future would cancel rather than fail) or a batcher's
+   * rejection (the caller would take it for this batcher being full or closed). Null for null.
+   */
+  @Nullable Throwable sinkFailure(@Nullable Throwable cause) {
+    if (!(cause instanceof CancellationException || cause instanceof BatcherFullException
+        || cause instanceof BatcherClosedException)) {
       return cause;
     }
     try {
-      return cancelledSink(cause);
-    } catch (Throwable own) { // out of memory: failed with that, never cancelled
+      return wrapped(cause);
+    } catch (Throwable own) { // out of memory: failed with that
       return own;
     }
   }
@@ -171,69 +179,6 @@ final class BatchCompleter {
       log(message, t);
     } catch (Throwable ignored) {
       // even the message could not be built: the items' outcomes matter more than this line
-    }
-  }
-
-  /**
-   * The callers parked on a batch's completed futures ({@link ItemFuture}), woken together once the futures before
-   * them are complete (virtual threads at once while the sink is quick); all counted for the consumer's
-   * self-clocked wait ({@link SelfClock}). Local to one completion; allocated only when a caller waits.
-   */
-  static final class Wakes {
-    private final @Nullable ItemFuture<?>[] waiting;
-    private int count;
-    private int total;
-    private int virtual;
-
-    /** Whether a virtual-thread caller is woken at once. */
-    private final boolean virtualAtOnce;
-
-    Wakes(int capacity, boolean virtualAtOnce) {
-      waiting = new ItemFuture<?>[capacity];
-      this.virtualAtOnce = virtualAtOnce;
-    }
-
-    /**
-     * Adds a completed future a caller is parked on, to be woken with the rest of the batch ({@link #now}); or at
-     * once if it is a virtual-thread caller and {@code virtualAtOnce} (the sink is quick): its wake-up is a
-     * hand-off to its scheduler, and the sooner it runs, the sooner its next item arrives.
-     */
-    void add(ItemFuture<?> future) {
-      total++;
-      boolean virtualThread = future.virtualWaiter();
-      if (virtualThread) {
-        virtual++;
-      }
-      if (virtualThread && virtualAtOnce) {
-        future.claim();
-      } else {
-        waiting[count++] = future;
-      }
-    }
-
-    /** Wakes those added since the last call. */
-    void now() {
-      for (int i = 0; i < count; i++) {
-        ItemFuture<?> future = waiting[i];
-        waiting[i] = null;
-        try {
-          future.claim();
-        } catch (Throwable own) {
-          // an unpark that could not allocate (a virtual thread's, out of memory): the callers after it are still
-          // woken, and this one wakes at its timeout, or at the next unpark of its thread
-        }
-      }
-      count = 0;
-    }
-
-    /** How many callers were woken in all. */
-    int total() {
-      return total;
-    }
-
-    /** How many of them were virtual threads. */
-    int virtual() {
-      return virtual;
     }
   }
 
@@ -271,16 +216,25 @@ final class BatchCompleter {
   }
 
   /**
-   * Gathers every item of a batch an abandoning close took into {@code into}; the caller won the settle CAS.
-   * With {@code keepRecordedFailures} (the batch waited to retry after an attempt the sink ended), an item
-   * keeps a failure the sink recorded for it. The batch is never reused after a take-over and is not cleared:
-   * a sink still running sees its items stay in place, and the batch's state stays settled.
+   * Gathers every item of a batch an abandoning close took into {@code into}; the caller won the settle CAS. An
+   * item keeps a failure the sink recorded for it (final, as {@link dev.ringbatch.Batch} promises); the others fail
+   * with {@code cause}. The batch is never reused after a take-over and is not cleared: a sink still running reads
+   * its items and records as usual, into storage nobody reads again (what it records is ignored). The outcomes are
+   * read under the batch's lock, which recording takes too: each is read before or after a record, never during.
    */
-  void abandon(PendingBatch<?, ?> batch, Throwable cause, boolean keepRecordedFailures, Abandonment into) {
+  void abandon(PendingBatch<?, ?> batch, Throwable cause, Abandonment into) {
+    synchronized (batch) {
+      gatherTaken(batch, cause, into);
+    }
+  }
+
+  private void gatherTaken(PendingBatch<?, ?> batch, Throwable cause, Abandonment into) {
     int size = batch.size();
     for (int i = 0; i < size; i++) {
-      if (keepRecordedFailures && batch.outcomeState(i) == PendingBatch.FAILED) {
-        into.addFailed(batch.future(i), (Throwable) batch.outcome(i));
+      if (batch.outcomeState(i) == PendingBatch.FAILED) {
+        // Kept as recorded: the caller's future gets it as a sink failure when told (sinkFailure reads the cause's
+        // toString, user code, which must not run here, under the lock and before the close's report).
+        into.addFailed(batch.item(i), batch.future(i), (Throwable) batch.outcome(i), batch.waitOf(i));
       } else {
         into.add(batch.future(i), cause);
       }
@@ -302,17 +256,29 @@ final class BatchCompleter {
    * {@link #tellAbandoned}: a recorder that blocks must not hold up the callers.
    */
   void recordAbandoned(Abandonment abandonment) {
-    if (abandonment.items() > 0) {
-      recorders.recordAbandoned(abandonment.items());
-    }
+    abandonment.record(recorders);
   }
 
   /** Tells the callers of what {@code abandonment} gathered (their dependent actions run), then logs its notes. */
   void tellAbandoned(Abandonment abandonment) {
     for (int i = 0; i < abandonment.futures(); i++) {
       CompletableFuture<Object> future = abandonment.future(i);
-      if (completeQuietly(future, null, abandonment.cause(i))) {
+      Throwable cause = abandonment.cause(i);
+      if (completeQuietly(future, null, abandonment.causeBySink(i) ? sinkFailure(cause) : cause)) {
         ((ItemFuture<?>) future).claim();
+      }
+    }
+    int offers = abandonment.failedOffers();
+    OfferFailureHandler handler = offerFailures;
+    for (int i = 0; i < offers; i++) {
+      if (handler == null) {
+        lostLog.failed(offers, offers, abandonment.failedOfferCause(offers - 1));
+        break;
+      }
+      try {
+        handler.failed(abandonment.failedOffer(i), abandonment.failedOfferCause(i));
+      } catch (Throwable t) {
+        lostLog.handlerThrew(t);
       }
     }
     for (String note : abandonment.notes()) {
@@ -359,14 +325,13 @@ final class BatchCompleter {
    */
   private boolean completeQuietly(CompletableFuture<Object> future, @Nullable Object result, @Nullable Throwable cause) {
     try {
-      Throwable failure = cause == null ? null : sinkFailure(cause);
       if (future instanceof ItemFuture<?> item) {
-        return failure == null ? item.completeFor(result) : item.failFor(failure);
+        return cause == null ? item.completeFor(result) : item.failFor(cause);
       }
-      if (failure == null) {
+      if (cause == null) {
         future.complete(result);
       } else {
-        future.completeExceptionally(failure);
+        future.completeExceptionally(cause);
       }
     } catch (Throwable t) {
       // Usually completed before its dependents threw; if the completion itself failed first (an allocation),
@@ -398,7 +363,7 @@ final class BatchCompleter {
     }
   }
 
-  private Throwable cancelledSink(Throwable cause) {
+  private Throwable wrapped(Throwable cause) {
     try {
       return new BatchWriteException(name, cause);
     } catch (Throwable brokenToString) { // the message reads the cause's toString(), which is user code

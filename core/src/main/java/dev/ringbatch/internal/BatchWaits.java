@@ -10,6 +10,8 @@ import java.util.Arrays;
  */
 final class BatchWaits {
   private long[] stamps = new long[16];
+  /** The batch index of each stamped item, ascending: items are added, and stamped, in order. */
+  private int[] indices = new int[16];
   private long[] waits = new long[16];
   private int stamped;
   private long sum;
@@ -17,11 +19,13 @@ final class BatchWaits {
   private long writeStart;
   private boolean writeStarted;
 
-  /** Notes one item's publish stamp. */
-  void stamp(long stamp) {
+  /** Notes the publish stamp of the batch's item {@code index}. */
+  void stamp(long stamp, int index) {
     if (stamped == stamps.length) {
       stamps = Arrays.copyOf(stamps, 2 * stamps.length);
+      indices = Arrays.copyOf(indices, stamps.length);
     }
+    indices[stamped] = index;
     if (stamped == 0 || stamp - oldest < 0) {
       oldest = stamp;
     }
@@ -55,6 +59,12 @@ final class BatchWaits {
       }
       recorders.recordEachItemWait(waits, stamped);
     }
+  }
+
+  /** How long item {@code index} waited until its batch's write started, or -1 if that was not measured. */
+  long waitOf(int index) {
+    int at = writeStarted ? Arrays.binarySearch(indices, 0, stamped, index) : -1;
+    return at < 0 ? -1 : Math.max(0, writeStart - stamps[at]);
   }
 
   /** Copies the stamps into the adaptive limits' array; returns how many there are. */

@@ -27,11 +27,13 @@ import org.jspecify.annotations.Nullable;
  */
 final class CloseProtocol {
   private static final System.Logger LOG = System.getLogger(CloseProtocol.class.getName());
-  /** How long a close that timed out waits for a consumer in its own code to hand over. */
-  private static final long HAND_OVER_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+  /**
+   * The one grace of a close past its timeout, for everything it waits for after the timeout: a consumer in its own
+   * code to hand over, futures being completed, the user code that follows its report (callbacks, recorders).
+   * {@code close(timeout)} returns by {@code timeout + GRACE} (a pause of the whole process aside).
+   */
+  static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
-  /** How long past its timeout a close waits for the user code that follows its report (callbacks, recorders). */
-  private static final long USER_CODE_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   /** The user-code wait's slices, between which it checks its {@link PauseAwareDeadline}. */
   private static final long USER_CODE_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
   /** How often a close waiting for the drain checks that the consumer thread is still alive. */
@@ -113,7 +115,7 @@ final class CloseProtocol {
         // the close waits for: waiting here would be waiting for ourselves.
         return provisional();
       }
-      return awaitEarlier(published, timeout);
+      return LaterClose.await(name, published, timeout, this::provisional);
     }
     startNanos = System.nanoTime();
     closingThread = Thread.currentThread();
@@ -138,7 +140,8 @@ final class CloseProtocol {
   private CloseReport shutDown(Duration timeout) {
     long start = startNanos;
     long timeoutNanos = Checks.saturatedNanos(timeout);
-    long deadline = timeoutNanos > Long.MAX_VALUE - start ? Long.MAX_VALUE : start + timeoutNanos;
+    long deadline = start + Math.min(timeoutNanos, Long.MAX_VALUE / 4); // 73 years: no overflow, whatever the origin
+    long graceEnd = deadline + GRACE_NANOS; // one for every wait after the timeout
     gate.beginClose();
     boolean drained = publishCloseMarker(deadline) && awaitConsumer(deadline) && consumer.drained();
     Abandonment gathered = new Abandonment();
@@ -150,15 +153,15 @@ final class CloseProtocol {
     } else {
       String description = "close timed out after " + timeout.toMillis() + " ms";
       consumer.requestAbandon(description, consumerThread);
-      int outcome = takeOver(System.nanoTime() + HAND_OVER_GRACE_NANOS);
+      int outcome = takeOver(graceEnd);
       if (outcome == HandOver.STOPPED) {
-        drained = awaitConsumer(System.nanoTime() + HAND_OVER_GRACE_NANOS) && consumer.drained();
+        drained = awaitConsumer(graceEnd) && consumer.drained();
       } else if (outcome == HandOver.TAKEN) {
-        consumer.failHoldings(gathered); // settled and gathered; nobody is told before the report is out
+        consumer.failHoldings(gathered, graceEnd); // settled and gathered; nobody is told before the report is out
         holdings.count(gathered);
         // A batch settled before the take-over (counted) may still be completing its futures: flushes and the
-        // report wait for them, up to the grace, unless its dependent actions block.
-        consumer.awaitCompletions(System.nanoTime() + HAND_OVER_GRACE_NANOS);
+        // report wait for them, within the grace, unless its dependent actions block.
+        consumer.awaitCompletions(graceEnd);
         // nothing was left to abandon (an idle batcher closed with 0, say), nor a slot whose item may come later
         drained = gathered.items() == 0 && gathered.stragglers().isEmpty();
         // Only a consumer taken from user code (a sink, a dependent action, a ticker) is interrupted: one that
@@ -171,7 +174,7 @@ final class CloseProtocol {
             + " stopped on a failure of its own; the items it held failed");
       } else {
         orphaned = "batcher '" + name + "': the consumer did not hand over within "
-            + TimeUnit.NANOSECONDS.toMillis(HAND_OVER_GRACE_NANOS) + " ms of the timeout; it fails what it"
+            + TimeUnit.NANOSECONDS.toMillis(GRACE_NANOS) + " ms of the timeout; it fails what it"
             + " holds itself when it gets to run";
         failure = new BatcherClosedException(name, ringSize, true, description + " before the consumer handed"
             + " over; the items it holds fail when it does");
@@ -202,10 +205,12 @@ final class CloseProtocol {
     boolean wasDrained = drained;
     boolean interrupt = interruptConsumer;
     String unwatched = holdings.watchStragglers(gathered); // a thread of its own, never waited for
-    long until = Math.max(deadline, System.nanoTime()) + USER_CODE_GRACE_NANOS;
+    long until = graceEnd;
+    // Told once the recorders include their items, unless a recorder still blocks 100 ms after the report.
+    CompletableFuture<Void> abandonedRecorded = new CompletableFuture<>();
     // A thread per kind of user code, so that none that blocks holds up another kind: the callers' dependent
     // actions, the flushes' (and the log handlers), the recorders, and a thread factory's Thread.interrupt().
-    Runnable tellCallers = () -> holdings.tell(gathered);
+    Runnable tellCallers = () -> holdings.tellAfter(abandonedRecorded, gathered, System.nanoTime() + GRACE_NANOS / 2);
     Runnable tellFlushes = () -> {
       flushWaiters.completeAll(flushFailure);
       if (orphanNote != null) {
@@ -222,9 +227,14 @@ final class CloseProtocol {
       try {
         CompletableFuture<Void> consumersOwn = consumer.ownRecorded();
         if (consumersOwn != null) { // the consumer failed what it held itself (a fatal error): its recorders first
-          Threads.awaitQuietly(consumersOwn, until);
+          // A grace of this thread's own, which the close does not wait for: the hand-over may have used the close's.
+          Threads.awaitQuietly(consumersOwn, Math.max(until, System.nanoTime() + GRACE_NANOS));
         }
-        holdings.record(gathered);
+        try {
+          holdings.record(gathered);
+        } finally {
+          abandonedRecorded.complete(null);
+        }
         if (reportsClose) {
           recorders.recordClosed(done);
         }
@@ -275,7 +285,7 @@ final class CloseProtocol {
       }
     }
     // Up to the grace in one wait (the close's timeout may be long: no wake-ups meanwhile), the grace in slices.
-    long graceStart = until - USER_CODE_GRACE_NANOS;
+    long graceStart = until - GRACE_NANOS;
     while (graceStart - System.nanoTime() > 0) {
       try {
         if (done.await(graceStart - System.nanoTime(), TimeUnit.NANOSECONDS)) {
@@ -377,28 +387,6 @@ final class CloseProtocol {
   private void absorbInterrupt() {
     if (Thread.interrupted()) {
       interrupted = true;
-    }
-  }
-
-  private CloseReport awaitEarlier(CompletableFuture<CloseReport> earlier, Duration timeout) {
-    boolean wasInterrupted = false;
-    long deadline = System.nanoTime() + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 2);
-    try {
-      while (true) {
-        try {
-          return earlier.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          wasInterrupted = true;
-        } catch (TimeoutException stillClosing) {
-          return provisional();
-        } catch (ExecutionException failed) {
-          throw new IllegalStateException("the first close() of batcher '" + name + "' failed", failed.getCause());
-        }
-      }
-    } finally {
-      if (wasInterrupted) {
-        Thread.currentThread().interrupt();
-      }
     }
   }
 

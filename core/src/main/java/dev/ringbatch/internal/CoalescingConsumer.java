@@ -9,6 +9,7 @@ import dev.ringbatch.BatchLimits;
 import dev.ringbatch.Ticker;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -36,9 +37,11 @@ final class CoalescingConsumer<T, R> implements Runnable {
   static final int SMALL_RUN = 256;
   /** Local spins after a small run while producers are busy, a few microseconds, touching no shared memory. */
   static final int PAUSE_SPINS = 256;
-  /** Polls of an unpublished slot spent spinning before the consumer parks between polls ({@link #awaitPublish}). */
-  private static final int UNPUBLISHED_SPINS = 1_000;
-  private static final long UNPUBLISHED_PARK_NANOS = 20_000;
+  /**
+   * The wait for a claimed slot's publish ({@link #awaitPublish}): 1,000 polls spun, then parked from 20 µs, doubling
+   * to about 1.3 ms, so a producer descheduled for longer costs the consumer no core.
+   */
+  private final Backoff publishWait = new Backoff(1_000, 20_000, 1_280_000);
 
   private final String name;
   private final int ringSize;
@@ -154,7 +157,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private void failOwnHoldings(CompletableFuture<Void> recorded) {
     Abandonment abandonment = new Abandonment();
     try {
-      failHoldings(abandonment);
+      failHoldings(abandonment, System.nanoTime() + TimeUnit.SECONDS.toNanos(1)); // no close waits: no bound but the scan's
       holdings.failOwn(abandonment, recorded);
     } catch (RuntimeException | Error e) {
       recorded.complete(null); // no recorders will run (a no-op if they did): a close must not wait for them
@@ -177,7 +180,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
 
   private void consume() {
     long next = 0;
-    int unpublishedPolls = 0;
+    boolean awaitingPublish = false;
     while (true) {
       if (selfClock.callersWaited()) { // the last batch woke callers: the next wait may gather (SelfClock)
         if (batch.isEmpty()) {
@@ -207,10 +210,14 @@ final class CoalescingConsumer<T, R> implements Runnable {
       }
       checkpoint();
       if (available < next) { // claimed by a producer but not yet published
-        unpublishedPolls = awaitPublish(unpublishedPolls);
+        if (!awaitingPublish) {
+          awaitingPublish = true;
+          publishWait.reset();
+        }
+        awaitPublish();
         continue;
       }
-      unpublishedPolls = 0;
+      awaitingPublish = false;
       boolean reachedMarker = false;
       try {
         reachedMarker = take(next, available);
@@ -236,21 +243,13 @@ final class CoalescingConsumer<T, R> implements Runnable {
   /**
    * The next slot is claimed but not yet published. Its producer is usually a few instructions from its publish
    * (no user code runs there); one descheduled may take milliseconds, and a core spun meanwhile may be the one it
-   * needs: after {@link #UNPUBLISHED_SPINS} polls the consumer parks between polls, longer each time. Returns the
-   * count.
+   * needs: after a thousand polls the consumer parks between polls, longer each time ({@link #publishWait}).
    */
-  private int awaitPublish(int polls) {
-    if (polls < UNPUBLISHED_SPINS) {
-      Thread.onSpinWait();
-    } else {
-      // 20 µs, doubling to about 1.3 ms: a producer descheduled for longer costs the consumer no core
-      LockSupport.parkNanos(this, UNPUBLISHED_PARK_NANOS << Math.min(polls - UNPUBLISHED_SPINS, 6));
-      if (Thread.interrupted() && !handOver.abandonRequested()) { // or park would return at once
-        warn("the consumer thread " + Thread.currentThread().getName() + " was interrupted while waiting for a"
-            + " producer's publish; interrupt cleared (use close() to stop a batcher)");
-      }
+  private void awaitPublish() {
+    if (publishWait.pause(Long.MAX_VALUE) && !handOver.abandonRequested()) {
+      warn("the consumer thread " + Thread.currentThread().getName() + " was interrupted while waiting for a"
+          + " producer's publish; interrupt cleared (use close() to stop a batcher)");
     }
-    return polls + 1;
   }
 
   /** Stops here if a close asked for the holdings. */
@@ -472,10 +471,11 @@ final class CoalescingConsumer<T, R> implements Runnable {
    * batch being filled (never written), the batches in the sink (outcome unknown, or not written if waiting to
    * retry), and every unread slot. Nobody is told here: the caller counts them, and tells them once its report
    * is out. Called by the closing thread once the hand-over is {@code TAKEN}, or by the consumer itself when
-   * orphaned.
+   * orphaned; a producer between its claim and its publish is waited for until {@code until} at most.
    */
-  void failHoldings(Abandonment into) {
-    holdings.gather(batch, closeDescription, into);
+  void failHoldings(Abandonment into, long until) {
+    holdings.gather(batch, closeDescription, into, until);
+    batch = new PendingBatch<>(1, 1); // the closed batcher keeps nothing of it: a sink still writing holds its view
     if (!into.stragglers().isEmpty()) {
       gate.stopAwaitingPublishes(); // stats(), the report's among them, must not wait again for those slots
     }

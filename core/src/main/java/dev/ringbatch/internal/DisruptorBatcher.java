@@ -61,7 +61,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   private DisruptorBatcher(String name, BatcherConfig config, @Nullable Weigher<? super T> weigher,
       @Nullable BatchSink<T, R> sink, @Nullable AsyncBatchSink<T, R> asyncSink, ConsumerGroup consumers,
-      boolean reportsClose) {
+      LostFailureLog lostLog, boolean reportsClose) {
     this.name = name;
     this.config = config;
     this.ringSize = config.ringSize();
@@ -78,7 +78,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.gate = new PublishGate(name, ring, config.overflowPolicy(), config.submitTimeout(), consumers, recorders,
         ticker);
     HandOver handOver = HandOver.notStarted();
-    BatchCompleter completer = new BatchCompleter(name, counters, recorders, config.offerFailureHandler());
+    BatchCompleter completer = new BatchCompleter(name, counters, recorders, config.offerFailureHandler(), lostLog);
     BatchLimits limits = config.limits();
     BatchWriter<T, R> writer = asyncSink == null
         ? new SyncBatchWriter<>(name, ringSize, requireNonNull(sink, "sink"), config.retryPolicy(), ticker,
@@ -120,29 +120,29 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   public static <T, R> Batcher<T, R> start(String name, BatcherConfig config,
       @Nullable Weigher<? super T> weigher, BatchSink<T, R> sink) {
     requireNonNull(sink, "sink");
-    return start(name, config, weigher, sink, null, new ConsumerGroup(), true);
+    return start(name, config, weigher, sink, null, new ConsumerGroup(), new LostFailureLog(name), true);
   }
 
   /** Validates, creates and starts a batcher with an async sink; the entry point of {@link Batcher#ofAsync}. */
   public static <T, R> Batcher<T, R> startAsync(String name, BatcherConfig config,
       @Nullable Weigher<? super T> weigher, AsyncBatchSink<T, R> sink) {
     requireNonNull(sink, "sink");
-    return start(name, config, weigher, null, sink, new ConsumerGroup(), true);
+    return start(name, config, weigher, null, sink, new ConsumerGroup(), new LostFailureLog(name), true);
   }
 
   /**
-   * A shard of a sharded batcher: a member of {@code consumers}, and silent on close towards the recorders
-   * (the sharded batcher reports its close once).
+   * A shard of a sharded batcher: a member of {@code consumers}, logging lost failures to the sharded batcher's
+   * {@code lostLog}, and silent on close towards the recorders (the sharded batcher reports its close once).
    */
   static <T, R> DisruptorBatcher<T, R> startShard(String name, BatcherConfig config,
-      @Nullable Weigher<? super T> weigher, BatchSink<T, R> sink, ConsumerGroup consumers) {
+      @Nullable Weigher<? super T> weigher, BatchSink<T, R> sink, ConsumerGroup consumers, LostFailureLog lostLog) {
     requireNonNull(sink, "sink");
-    return start(name, config, weigher, sink, null, consumers, false);
+    return start(name, config, weigher, sink, null, consumers, lostLog, false);
   }
 
   private static <T, R> DisruptorBatcher<T, R> start(String name, BatcherConfig config,
       @Nullable Weigher<? super T> weigher, @Nullable BatchSink<T, R> sink, @Nullable AsyncBatchSink<T, R> asyncSink,
-      ConsumerGroup consumers, boolean reportsClose) {
+      ConsumerGroup consumers, LostFailureLog lostLog, boolean reportsClose) {
     Checks.requireName(name);
     requireNonNull(config, "config");
     Checks.requireRingMemory(1, config.ringSize());
@@ -150,7 +150,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
         "maxBatchBytes (%s) needs a weigher: use Batcher.of(name, config, weigher, sink)",
         config.limits().maxBatchBytes());
     DisruptorBatcher<T, R> batcher =
-        new DisruptorBatcher<>(name, config, weigher, sink, asyncSink, consumers, reportsClose);
+        new DisruptorBatcher<>(name, config, weigher, sink, asyncSink, consumers, lostLog, reportsClose);
     batcher.consumerThread.start();
     return batcher;
   }
@@ -184,7 +184,8 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     long weight = weigh(item);
     // Its waiting caller parks without CompletableFuture's stack; on a platform thread it spins a little first while
     // the sink is quick.
-    CompletableFuture<R> future = spinHint.worthSpinning() ? new ItemFuture.Spinning<>() : new ItemFuture<>(); // its waiting caller parks without CompletableFuture's stack
+    CompletableFuture<R> future = consumers.contains(Thread.currentThread()) ? new ItemFuture.OnConsumer<>(consumers, name)
+        : spinHint.worthSpinning() ? new ItemFuture.Spinning<>() : new ItemFuture<>();
     @SuppressWarnings("unchecked")
     CompletableFuture<Object> untyped = (CompletableFuture<Object>) future;
     long sequence = gate.accept(item, untyped, weight, maxWaitNanos);

@@ -16,8 +16,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class Holdings<T, R> {
   private static final System.Logger LOG = System.getLogger(CoalescingConsumer.class.getName());
-  /** How long the scan of unread slots waits for a producer between its claim and its publish. */
-  private static final long PUBLISH_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+  /** How long a consumer failing its own holdings lets its recorders go first before it tells the callers. */
+  private static final long RECORDERS_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
   private final String name;
   private final RingBuffer<SubmissionSlot> ring;
@@ -36,14 +36,17 @@ final class Holdings<T, R> {
     this.stragglers = new StragglerWatch(name, ring, completer);
   }
 
-  /** Gathers the items of {@code filling} (the consumer's batch), of the batches in flight and of unread slots. */
-  void gather(PendingBatch<T, R> filling, String description, Abandonment into) {
+  /**
+   * Gathers the items of {@code filling} (the consumer's batch), of the batches in flight and of unread slots,
+   * waiting for a producer between its claim and its publish until {@code until} at most.
+   */
+  void gather(PendingBatch<T, R> filling, String description, Abandonment into, long until) {
     if (filling.state.compareAndSet(PendingBatch.FILLING, PendingBatch.SETTLING)) {
-      filling.seal(); // left SETTLING, never cleared: a consumer back from a ticker read finds it taken
-      completer.abandon(filling, notWritten(description), false, into);
+      // left SETTLING, never cleared: a consumer back from a ticker read finds it taken
+      completer.abandon(filling, notWritten(description), into);
     }
     writer.failInFlight(description, into);
-    gatherUnread(notWritten(description), into);
+    gatherUnread(notWritten(description), into, Math.max(0, Math.min(PublishWait.MAX_NANOS, until - System.nanoTime())));
   }
 
   private BatcherClosedException notWritten(String description) {
@@ -52,14 +55,16 @@ final class Holdings<T, R> {
   }
 
   /** Gathers every item in slots the consumer has not taken. */
-  private void gatherUnread(BatcherClosedException cause, Abandonment into) {
+  private void gatherUnread(BatcherClosedException cause, Abandonment into, long waitNanos) {
     long last = ring.getCursor();
-    PublishWait wait = new PublishWait(ring, PUBLISH_WAIT_NANOS); // for all of them: k stragglers cost one wait
+    long free = last; // the slots given back to the ring: up to the first one still claimed
+    PublishWait wait = new PublishWait(ring, waitNanos); // for all of them: k stragglers cost one wait
     for (long sequence = consumed.get() + 1; sequence <= last; sequence++) {
       if (!wait.published(sequence)) {
+        free = Math.min(free, sequence - 1);
         into.straggler(sequence, cause); // failed once published, by a thread of its own
         into.note("slot " + sequence + " was claimed but not published within "
-            + TimeUnit.NANOSECONDS.toMillis(PUBLISH_WAIT_NANOS) + " ms; its item, if accepted, fails once its"
+            + TimeUnit.NANOSECONDS.toMillis(PublishWait.MAX_NANOS) + " ms; its item, if accepted, fails once its"
             + " producer publishes it");
         continue;
       }
@@ -70,6 +75,11 @@ final class Holdings<T, R> {
       slot.mark(SubmissionSlot.EMPTY);
     }
     wait.done();
+    // Nobody reads these slots again: their room is the ring's (stats' remaining capacity). Not past a claimed
+    // slot: the ring must never wrap onto it before its producer publishes (StragglerWatch).
+    if (free > consumed.get()) {
+      consumed.set(free);
+    }
   }
 
   /** Counts what {@link #gather} gathered, before anybody is told. No user code. */
@@ -77,8 +87,13 @@ final class Holdings<T, R> {
     completer.countAbandoned(gathered);
   }
 
-  /** Tells the callers what {@link #gather} gathered: user code, once the count is out. */
-  void tell(Abandonment gathered) {
+  /**
+   * Tells the callers what {@link #gather} gathered (user code, once the count is out) as soon as
+   * {@code recordersTold} completes, so that every recorder includes an item whose future is done; or at
+   * {@code until} if a recorder still blocks then.
+   */
+  void tellAfter(CompletableFuture<Void> recordersTold, Abandonment gathered, long until) {
+    Threads.awaitQuietly(recordersTold, until);
     completer.tellAbandoned(gathered);
   }
 
@@ -106,7 +121,7 @@ final class Holdings<T, R> {
     if (!Threads.startDaemon("ringbatch-" + name + "-recorders", record)) {
       record.run(); // out of memory or threads
     }
-    tell(gathered);
+    tellAfter(recorded, gathered, System.nanoTime() + RECORDERS_FIRST_NANOS);
     if (unwatched != null) {
       SafeLog.log(LOG, System.Logger.Level.ERROR, unwatched, null);
     }

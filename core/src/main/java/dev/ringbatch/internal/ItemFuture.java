@@ -74,6 +74,7 @@ public class ItemFuture<T> extends CompletableFuture<T> {
   @Override
   public T join() {
     if (!isDone()) {
+      refuseWaitHere();
       await(false, false, 0); // SHARED: super.join() waits the CompletableFuture way
     }
     return super.join();
@@ -81,6 +82,9 @@ public class ItemFuture<T> extends CompletableFuture<T> {
 
   @Override
   public T get() throws InterruptedException, ExecutionException {
+    if (!isDone()) {
+      refuseWaitHere();
+    }
     if (!isDone() && await(true, false, 0) == INTERRUPTED) {
       throw new InterruptedException();
     }
@@ -91,6 +95,7 @@ public class ItemFuture<T> extends CompletableFuture<T> {
   public T get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
     long nanos = unit.toNanos(timeout);
     if (!isDone()) {
+      refuseWaitHere();
       int outcome = await(true, true, nanos);
       if (outcome == INTERRUPTED) {
         throw new InterruptedException();
@@ -177,6 +182,32 @@ public class ItemFuture<T> extends CompletableFuture<T> {
   /** How many times a platform-thread caller checks for the result, spinning, before it parks: none by default. */
   int spins() {
     return 0;
+  }
+
+  /** Throws if the calling thread must not wait for this future: only an {@link OnConsumer} future refuses. */
+  void refuseWaitHere() {
+  }
+
+  /**
+   * The future of an item submitted on a consumer thread of its own batcher (from its sink, say): that thread
+   * cannot wait for it, since the item is written only after the sink returns. A wait there throws
+   * {@link IllegalStateException} at once, as {@code submitAndWait} does, instead of waiting until a close.
+   */
+  static final class OnConsumer<T> extends ItemFuture<T> {
+    private final ConsumerGroup consumers;
+    private final String batcher;
+
+    OnConsumer(ConsumerGroup consumers, String batcher) {
+      this.consumers = consumers;
+      this.batcher = batcher;
+    }
+
+    @Override
+    void refuseWaitHere() {
+      Checks.requireState(!consumers.contains(Thread.currentThread()), "an item of batcher '%s' must not be waited"
+          + " for on its consumer thread (for example in its sink): it is written only after the sink returns,"
+          + " so the wait would wait for itself; attach a dependent action instead", batcher);
+    }
   }
 
   /**

@@ -24,6 +24,11 @@ final class LostFailureLog {
   private long unloggedBatches;
   private long unloggedHandlerFailures;
 
+  /** The log of batcher {@code name}, on the system clock. */
+  LostFailureLog(String name) {
+    this(name, System::nanoTime);
+  }
+
   LostFailureLog(String name, LongSupplier nanoClock) {
     this.name = name;
     this.nanoClock = nanoClock;

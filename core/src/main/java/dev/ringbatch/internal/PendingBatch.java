@@ -1,6 +1,5 @@
 package dev.ringbatch.internal;
 
-import dev.ringbatch.OutcomeUnknownException;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
@@ -85,20 +84,6 @@ final class PendingBatch<T, R> {
    */
   volatile @Nullable Throwable unknownAttemptFailure;
 
-  /**
-   * What an item, or a whole batch, fails with when an earlier attempt's outcome was unknown ({@code unknown}) and a
-   * later one failed it with {@code later}: that attempt may have written it, so the outcome is unknown (and as safe
-   * to retry as the earlier attempt said, or no retry would have followed it). Named by class only: no user code
-   * runs here.
-   */
-  static OutcomeUnknownException afterUnknownAttempt(Throwable unknown, Throwable later) {
-    OutcomeUnknownException outcome = new OutcomeUnknownException("an earlier attempt of this batch failed with its"
-        + " outcome unknown (" + unknown.getClass().getName() + ") and a later one failed with "
-        + later.getClass().getName() + ": the items may or may not have been written", later, true);
-    outcome.addSuppressed(unknown);
-    return outcome;
-  }
-
   PendingBatch(int initialCapacity, int maxCapacity) {
     this.maxCapacity = maxCapacity;
     int capacity = Math.max(1, Math.min(initialCapacity, maxCapacity));
@@ -126,7 +111,7 @@ final class PendingBatch<T, R> {
     size++;
     weight += itemWeight;
     if (stamp != SubmissionSlot.NOT_STAMPED) {
-      waits.stamp(stamp);
+      waits.stamp(stamp, size - 1);
     }
   }
 
@@ -143,6 +128,11 @@ final class PendingBatch<T, R> {
   /** Whether {@link #reportWaits} has something to report: stamped items whose write started. */
   boolean hasWaits() {
     return waits.hasWaits();
+  }
+
+  /** How long item {@code index} waited between its publish and the write's start, or -1 if not measured. */
+  long waitOf(int index) {
+    return waits.waitOf(index);
   }
 
   /** Tells the recorders how long the stamped items waited between publish and the write's start. */
@@ -204,7 +194,7 @@ final class PendingBatch<T, R> {
     checkRecording(view.generation());
     if (misfit != null) { // the sink returned, so it may have written them: a recorded failure, never retried
       Throwable unknown = unknownAttemptFailure;
-      Throwable failure = unknown == null ? misfit : afterUnknownAttempt(unknown, misfit);
+      Throwable failure = unknown == null ? misfit : UnknownOutcomes.afterUnknownAttempt(unknown, misfit);
       for (int i = 0; i < viewSize; i++) {
         int index = storageIndex(i);
         if (states[index] == NONE) {
@@ -341,7 +331,7 @@ final class PendingBatch<T, R> {
     Throwable unknown = unknownAttemptFailure;
     if (outcomeState == FAILED && unknown != null) {
       // An earlier attempt may have written this item: this attempt's failure cannot make it "not written".
-      outcome = afterUnknownAttempt(unknown, (Throwable) outcome);
+      outcome = UnknownOutcomes.afterUnknownAttempt(unknown, (Throwable) outcome);
     }
     states[index] = outcomeState;
     outcomes[index] = outcome;

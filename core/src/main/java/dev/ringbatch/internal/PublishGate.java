@@ -41,12 +41,6 @@ final class PublishGate {
   private static final int YIELD_ROUNDS = 16;
   /** How often {@link #accepted()} reads again while producers racing a close's start move the counts. */
   private static final int SETTLE_ATTEMPTS = 16;
-  /**
-   * How long stats() waits for a producer between its claim and its publish. No user code runs there, so only a
-   * descheduled producer takes long: on a loaded machine that is several milliseconds, and giving up early returns
-   * an estimate that may count a claim which then turns into a tombstone (a later reading would be lower).
-   */
-  private static final long PUBLISH_WAIT_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200);
   /** False once a close gave up on unpublished slots: see {@link #stopAwaitingPublishes}. */
   private volatile boolean awaitPublishes = true;
 
@@ -348,7 +342,7 @@ final class PublishGate {
     }
     // Slots the consumer moved past were published, and so were claims older than one lap of the ring.
     long lowest = Math.max(ring.getMinimumGatingSequence() + 1, cursor - ring.getBufferSize() + 1);
-    PublishWait wait = new PublishWait(ring, PUBLISH_WAIT_NANOS);
+    PublishWait wait = new PublishWait(ring, PublishWait.MAX_NANOS);
     try {
       for (long sequence = lowest; sequence <= cursor; sequence++) {
         if (!wait.published(sequence)) {

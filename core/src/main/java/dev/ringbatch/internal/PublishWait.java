@@ -2,7 +2,6 @@ package dev.ringbatch.internal;
 
 import com.lmax.disruptor.RingBuffer;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * One wait, up to a deadline, for producers between their claim and their publish, as a close's scan of unread
@@ -11,12 +10,16 @@ import java.util.concurrent.locks.LockSupport;
  * absorbed (park would return at once while it is set) and set again by {@link #done()}. One thread, one scan.
  */
 final class PublishWait {
-  /** Polls spent spinning on a slot before the wait parks between polls. */
-  private static final int SPINS = 100;
-  private static final long PAUSE_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
+  /**
+   * The longest wait for producers between their claim and their publish, for a close's scan and for stats(). No
+   * user code runs there, so only a descheduled producer takes long: on a loaded machine that is milliseconds.
+   */
+  static final long MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
   private final RingBuffer<SubmissionSlot> ring;
   private final long deadline;
+  /** Per slot: 100 polls spun, then parked 20 µs between polls. */
+  private final Backoff backoff = new Backoff(100, TimeUnit.MICROSECONDS.toNanos(20), TimeUnit.MICROSECONDS.toNanos(20));
   private boolean interrupted;
 
   /** A wait of at most {@code nanos} from now, for all the slots it is asked about. */
@@ -27,17 +30,13 @@ final class PublishWait {
 
   /** Whether {@code sequence} is published, or gets published before the deadline. */
   boolean published(long sequence) {
-    for (int spins = 0; !ring.isAvailable(sequence); spins++) {
+    backoff.reset();
+    while (!ring.isAvailable(sequence)) {
       long left = deadline - System.nanoTime();
       if (left <= 0) {
         return false;
       }
-      if (spins < SPINS) {
-        Thread.onSpinWait();
-      } else {
-        LockSupport.parkNanos(this, Math.min(left, PAUSE_NANOS));
-        interrupted |= Thread.interrupted();
-      }
+      interrupted |= backoff.pause(left);
     }
     return true;
   }

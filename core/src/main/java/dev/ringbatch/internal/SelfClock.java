@@ -61,7 +61,7 @@ final class SelfClock {
    * A batch was completed, after {@code writeNanos} in the sink; {@code wakes} are the callers it woke (null: none).
    * Called by the writer that completes batches on the consumer thread.
    */
-  void completed(BatchCompleter.@Nullable Wakes wakes, long writeNanos) {
+  void completed(@Nullable Wakes wakes, long writeNanos) {
     if (wakes == null) {
       waiters = 0;
       virtualWaiters = 0;

@@ -38,8 +38,6 @@ import org.jspecify.annotations.Nullable;
 public final class ShardedBatcher<T, R> implements Batcher<T, R> {
   /** Past the timeout, how long a sharded close waits for its shards' closes (each has its own 200 ms grace). */
   private static final long SHARD_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
-  /** How long past its deadline the close waits for its recorders' recordClosed (user code). */
-  private static final long RECORDER_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   private final String name;
   private final BatcherConfig config;
   private final List<DisruptorBatcher<T, R>> shards;
@@ -61,6 +59,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     this.config = config;
     this.key = key;
     this.closeRecorders = new GuardedStatsRecorders(name);
+    LostFailureLog lostLog = new LostFailureLog(name); // one for all shards: a line per batcher, not per shard
     List<DisruptorBatcher<T, R>> started = new ArrayList<>(count);
     try {
       for (int i = 0; i < count; i++) {
@@ -68,7 +67,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
         if (sink == null) {
           throw new NullPointerException("sinks returned null for shard " + i);
         }
-        started.add(DisruptorBatcher.startShard(name + "-" + i, config, weigher, sink, consumers));
+        started.add(DisruptorBatcher.startShard(name + "-" + i, config, weigher, sink, consumers, lostLog));
       }
     } catch (Throwable e) { // a sink function or thread factory may throw anything, even a sneaky checked one
       started.forEach(shard -> shard.close(Duration.ZERO));
@@ -91,6 +90,11 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     requireNonNull(sinks, "sinks");
     Checks.requireRingMemory(shards, config.ringSize());
     return new ShardedBatcher<>(name, config, shards, key, weigher, sinks);
+  }
+
+  /** Shard {@code index}, for tests of what this batcher reports of its shards. */
+  DisruptorBatcher<T, R> shard(int index) {
+    return shards.get(index);
   }
 
   private DisruptorBatcher<T, R> shardFor(T item) {
@@ -147,9 +151,29 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     return CompletableFuture.allOf(flushes);
   }
 
+  /**
+   * The largest limits in force among the shards, field by field: each shard applies its own (an adaptive one
+   * chooses them by its own load); {@link #shardStats()} shows each.
+   */
   @Override
   public BatchLimits limits() {
-    return shards.get(0).limits();
+    List<BatchLimits> each = new ArrayList<>(shards.size());
+    shards.forEach(shard -> each.add(shard.limits()));
+    return largest(each);
+  }
+
+  private static BatchLimits largest(List<BatchLimits> each) {
+    BatchLimits first = each.get(0);
+    int size = first.maxBatchSize();
+    long bytes = first.maxBatchBytes();
+    Duration linger = first.linger();
+    for (BatchLimits l : each) {
+      size = Math.max(size, l.maxBatchSize());
+      bytes = Math.max(bytes, l.maxBatchBytes());
+      linger = l.linger().compareTo(linger) > 0 ? l.linger() : linger;
+    }
+    return size == first.maxBatchSize() && bytes == first.maxBatchBytes() && linger.equals(first.linger()) ? first
+        : BatchLimits.of(size, bytes, linger);
   }
 
   @Override
@@ -179,6 +203,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     long batches = 0;
     long remaining = 0;
     long[] rejected = new long[RejectionReason.values().length];
+    List<BatchLimits> limits = new ArrayList<>(each.size());
     int last = 0;
     int largest = 0;
     int ring = 0;
@@ -190,6 +215,10 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
       batches += s.batches();
       remaining += s.remainingCapacity();
       ring += s.ringSize();
+      BatchLimits l = s.limits();
+      if (l != null) {
+        limits.add(l);
+      }
       last = Math.max(last, s.lastBatchSize());
       largest = Math.max(largest, s.largestBatchSize());
       for (RejectionReason reason : RejectionReason.values()) {
@@ -199,7 +228,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     return new BatcherStats(accepted, rejected[RejectionReason.FULL.ordinal()],
         rejected[RejectionReason.TIMEOUT.ordinal()], rejected[RejectionReason.INTERRUPTED.ordinal()],
         rejected[RejectionReason.CLOSED.ordinal()], written, failed, abandoned, batches, last, largest, ring,
-        remaining, each.isEmpty() ? null : each.get(0).limits());
+        remaining, limits.isEmpty() ? null : largest(limits));
   }
 
   @Override
@@ -244,15 +273,17 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     CompletableFuture<CloseReport> mine = new CompletableFuture<>();
     CompletableFuture<CloseReport> earlier = closing.compareAndExchange(null, mine);
     if (earlier != null) {
-      return closers.contains(Thread.currentThread()) ? provisional(System.nanoTime())
-          : awaitEarlier(earlier, timeout);
+      long start = System.nanoTime();
+      return closers.contains(Thread.currentThread()) ? provisional(start)
+          : LaterClose.await(name, earlier, timeout, () -> provisional(start));
     }
     try {
       long start = System.nanoTime();
       CloseReport report = closeShards(timeout);
       closeReport = report;
       mine.complete(report);
-      recordClosed(report, start + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 4) + SHARD_GRACE_NANOS);
+      long deadline = start + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 4);
+      recordClosed(report, deadline + SHARD_GRACE_NANOS, deadline + CloseProtocol.GRACE_NANOS);
       return report;
     } catch (RuntimeException | Error e) {
       mine.completeExceptionally(e);
@@ -262,10 +293,10 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
 
   /**
    * Tells the recorders the batcher closed, after the shards told theirs (of items they abandoned) unless one still
-   * blocks at {@code deadline}. User code, on a thread of its own that the close waits for only a short grace: a
-   * recorder that blocks cannot hold the close.
+   * blocks at {@code deadline}. User code, on a thread of its own that the close waits for only until
+   * {@code graceEnd}, the end of the close's one grace: a recorder that blocks cannot hold the close.
    */
-  private void recordClosed(CloseReport report, long deadline) {
+  private void recordClosed(CloseReport report, long deadline, long graceEnd) {
     CompletableFuture<Void> told = new CompletableFuture<>();
     Runnable tell = () -> {
       try {
@@ -281,7 +312,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
       tell.run(); // out of memory or threads
       return;
     }
-    Threads.awaitQuietly(told, System.nanoTime() + RECORDER_GRACE_NANOS);
+    Threads.awaitQuietly(told, graceEnd);
   }
 
   private CloseReport closeShards(Duration timeout) {
@@ -331,30 +362,6 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
       Thread.currentThread().interrupt();
     }
     return new CloseReport(drained, abandoned, Duration.ofNanos(System.nanoTime() - start), stats());
-  }
-
-  /** As a single batcher: waits up to {@code timeout} for the first close's report, an interrupt included. */
-  private CloseReport awaitEarlier(CompletableFuture<CloseReport> earlier, Duration timeout) {
-    long start = System.nanoTime();
-    long deadline = start + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 2);
-    boolean interrupted = false;
-    try {
-      while (true) {
-        try {
-          return earlier.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true; // noted and set again on return; the wait goes on
-        } catch (TimeoutException stillClosing) {
-          return provisional(start);
-        } catch (ExecutionException failed) {
-          throw new IllegalStateException("the first close() of batcher '" + name + "' failed", failed.getCause());
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
   }
 
   private CloseReport provisional(long start) {

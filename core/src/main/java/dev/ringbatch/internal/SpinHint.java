@@ -32,7 +32,7 @@ final class SpinHint {
    * A batch of {@code size} items was settled in {@code writeNanos}, waking {@code woken}: only a batch that
    * platform-thread callers waited on tells the next ones whether to spin. Any thread that settles a batch.
    */
-  void settled(BatchCompleter.@Nullable Wakes woken, long writeNanos, int size) {
+  void settled(@Nullable Wakes woken, long writeNanos, int size) {
     if (woken != null && woken.total() > woken.virtual()) {
       written(writeNanos, size);
     }

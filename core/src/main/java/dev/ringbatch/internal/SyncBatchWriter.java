@@ -2,7 +2,6 @@ package dev.ringbatch.internal;
 
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.BatcherClosedException;
-import dev.ringbatch.OutcomeUnknownException;
 import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.Ticker;
 import java.lang.System.Logger.Level;
@@ -33,7 +32,6 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private final HandOver handOver;
   private final BatchCompleter completer;
   private final FlushWaiters flushWaiters;
-  private static final long COMPLETION_POLL_NANOS = 100_000;
 
   /** Whether the consumer is completing the futures of a batch it settled: written per batch, without a fence. */
   private final AtomicBoolean completing = new AtomicBoolean();
@@ -79,11 +77,13 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
 
   @Override
   public PendingBatch<T, R> write(PendingBatch<T, R> batch, long lastSequence) {
+    if (current != batch) {
+      // Before the call out: a close takes over only from there, so it reads this and nulls it last. Written once
+      // per batch object: see CoalescingConsumer.write on reference stores per batch.
+      current = batch;
+    }
     if (!handOver.callOut()) {
       throw ConsumerStop.YIELD;
-    }
-    if (current != batch) {
-      current = batch; // written once: see CoalescingConsumer.write on reference stores per batch
     }
     // User code before the sink (a log handler, the ticker) runs while the batch is still FILLING: a close that
     // takes over meanwhile fails it as never written, and the CAS below then stops this writer before the sink.
@@ -103,7 +103,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
       }
       // The sink returned by throwing: from here a close that takes over fails the batch as not written, each
       // item keeping a failure the sink recorded for it.
-      if (batch.unknownAttemptFailure == null && outcomeUnknown(failure)) {
+      if (batch.unknownAttemptFailure == null && UnknownOutcomes.outcomeUnknown(failure)) {
         batch.unknownAttemptFailure = failure; // a close reads it after the state CAS below
       }
       batch.lastAttemptFailure = failure;
@@ -144,7 +144,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     try {
       int size = batch.size();
       selfClock.wakingFrom(); // what comes into the ring from here may be these callers coming back
-      BatchCompleter.Wakes woken = completer.complete(batch, failure, writeNanos, selfClock.quickSink());
+      Wakes woken = completer.complete(batch, failure, writeNanos, selfClock.quickSink());
       selfClock.completed(woken, writeNanos);
       spinHint.settled(woken, writeNanos, size);
     } finally {
@@ -200,19 +200,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
    */
   private static Throwable outcomeOf(PendingBatch<?, ?> batch, Throwable last) {
     Throwable unknown = batch.unknownAttemptFailure;
-    return unknown == null || outcomeUnknown(last) ? last : PendingBatch.afterUnknownAttempt(unknown, last);
-  }
-
-  /**
-   * Whether {@code failure} says its outcome is unknown. Its cause chain is user code: one that throws is read as
-   * "not unknown", and the failure still reaches the callers as it is.
-   */
-  private static boolean outcomeUnknown(Throwable failure) {
-    try {
-      return OutcomeUnknownException.isIn(failure);
-    } catch (Throwable brokenChain) {
-      return false;
-    }
+    return unknown == null || UnknownOutcomes.outcomeUnknown(last) ? last : UnknownOutcomes.afterUnknownAttempt(unknown, last);
   }
 
   /**
@@ -290,14 +278,7 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
    */
   @Override
   public void awaitCompletions(long deadline) {
-    boolean interrupted = false;
-    while (completing.get() && deadline - System.nanoTime() > 0) {
-      LockSupport.parkNanos(this, COMPLETION_POLL_NANOS); // rare: only a close that took over meets it
-      interrupted |= Thread.interrupted();
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    Threads.pollWhile(completing::get, deadline); // rare: only a close that took over meets it
   }
 
   @Override
@@ -311,17 +292,17 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     if (batch == null) {
       return;
     }
+    current = null; // the closed batcher keeps nothing of it: a sink still writing holds its own view
     int state = batch.state.get();
     if ((state != PendingBatch.IN_SINK && state != PendingBatch.BACKING_OFF)
         || !batch.state.compareAndSet(state, PendingBatch.SETTLING)) {
       return; // filling (failed with the holdings), or being completed by the consumer
     }
-    batch.seal();
     BatcherClosedException cause = state == PendingBatch.IN_SINK
         ? new BatcherClosedException(name, ringSize, true, true, closeDescription
             + " while the item's batch was inside the sink; it may or may not have been written")
         : notWritten(closeDescription, batch.lastAttemptFailure, batch.unknownAttemptFailure);
-    completer.abandon(batch, cause, state == PendingBatch.BACKING_OFF, into);
+    completer.abandon(batch, cause, into);
   }
 
   /**

@@ -4,6 +4,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,6 +15,8 @@ import org.jspecify.annotations.Nullable;
 final class Threads {
   /** {@code java.lang.BaseVirtualThread}, the class of every virtual thread (JDK 21+), or null before. */
   private static final @Nullable Class<?> VIRTUAL = virtualThreadClass();
+
+  private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
 
   private Threads() {}
 
@@ -51,6 +55,22 @@ final class Threads {
       } catch (TimeoutException | ExecutionException givenUp) {
         break;
       }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Polls, parked 100 µs between looks, until {@code busy} says no or {@code deadline} passes; an interrupt is
+   * absorbed and set again on return. For rare waits on other threads' progress (a close meeting slow callbacks),
+   * where a handshake would cost the common path.
+   */
+  static void pollWhile(BooleanSupplier busy, long deadline) {
+    boolean interrupted = false;
+    while (busy.getAsBoolean() && deadline - System.nanoTime() > 0) {
+      LockSupport.parkNanos(busy, POLL_NANOS);
+      interrupted |= Thread.interrupted();
     }
     if (interrupted) {
       Thread.currentThread().interrupt();

@@ -18,8 +18,9 @@ public interface StatsRecorder {
    * Records one batch the sink wrote or failed, before its futures complete (so a caller that sees its future
    * done also sees its batch recorded). Called on the consumer thread for a {@link dev.ringbatch.BatchSink};
    * for an {@link dev.ringbatch.AsyncBatchSink}, on the thread that completed the batch's stage (the consumer
-   * thread if it was complete when {@code write} returned). Not called for batches a close abandoned: those
-   * reach {@link #recordAbandoned}.
+   * thread if it was complete when {@code write} returned). Not called for the items a close abandoned: those
+   * reach {@link #recordAbandoned}. The items of a batch a close took that keep a failure their sink recorded
+   * are recorded as one batch of failed items ({@code size == failed}, weight and time 0), on the close's thread.
    *
    * @param size the number of items in the batch
    * @param weight the total weight of the items, 0 without a weigher
@@ -85,8 +86,9 @@ public interface StatsRecorder {
 
   /**
    * Records items abandoned by a {@code close} that timed out. Called after the close's report is out, on a thread
-   * of the close's own, apart from the abandoned callers' dependent actions (a recorder that blocks holds up none of
-   * them, nor they it: either may run first); before {@link #recordClosed}. If the close had to leave the consumer
+   * of the close's own, apart from the abandoned callers' dependent actions, and before their futures complete
+   * (so a caller whose future is done finds its item recorded) unless it still blocks 100 ms after the close's
+   * report: then the callers are told without waiting for it; before {@link #recordClosed}. If the close had to leave the consumer
    * behind, the consumer fails what it held when it gets to run, and calls this on a thread it starts.
    *
    * @param count how many items were abandoned

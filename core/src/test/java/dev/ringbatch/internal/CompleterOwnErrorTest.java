@@ -120,7 +120,7 @@ class CompleterOwnErrorTest {
   @SuppressWarnings({"unchecked", "rawtypes"})
   void ownErrorBeforeCompletion_itemFailsLikeTheOthersAndIsNotCancelled() {
     BatchCompleter completer = new BatchCompleter("rescue", new ConsumerCounters(),
-        new GuardedStatsRecorders("rescue"), null);
+        new GuardedStatsRecorders("rescue"), null, new LostFailureLog("rescue"));
     PendingBatch<Integer, String> batch = new PendingBatch<>(8, 8);
     CompletableFuture<Object>[] futures = new CompletableFuture[3];
     for (int i = 0; i < 3; i++) {
@@ -147,7 +147,7 @@ class CompleterOwnErrorTest {
   /** A batch of five futures, the middle one faulty, each with a platform-thread caller parked in join(). */
   private static final class Setup {
     final BatchCompleter completer = new BatchCompleter("fault", new ConsumerCounters(),
-        new GuardedStatsRecorders("fault"), null);
+        new GuardedStatsRecorders("fault"), null, new LostFailureLog("fault"));
     final PendingBatch<Integer, String> batch = new PendingBatch<>(8, 8);
     final List<CompletableFuture<Object>> seen = new ArrayList<>();
 

@@ -250,11 +250,11 @@ class ItemFutureTest {
         threads.add(t);
       }
       threads.get(ThreadLocalRandom.current().nextInt(callers)).interrupt();
-      BatchCompleter.Wakes wakes = null;
+      Wakes wakes = null;
       for (int i = 0; i < callers; i++) {
         if (futures.get(i).completeFor(i)) {
           if (wakes == null) {
-            wakes = new BatchCompleter.Wakes(callers - i, ThreadLocalRandom.current().nextBoolean());
+            wakes = new Wakes(callers - i, ThreadLocalRandom.current().nextBoolean());
           }
           wakes.add(futures.get(i));
         }

@@ -294,7 +294,7 @@ class ModelCheckCloseTest {
       handOver = new HandOver();
       ConsumerCounters counters = new ConsumerCounters();
       GuardedStatsRecorders recorders = new GuardedStatsRecorders("model");
-      completer = new BatchCompleter("model", counters, recorders, null);
+      completer = new BatchCompleter("model", counters, recorders, null, new LostFailureLog("model"));
       writer = new SyncBatchWriter<>("model", 4, BatchSink.noResult(this::write), dev.ringbatch.RetryPolicy.none(),
           System::nanoTime, handOver, completer, new FlushWaiters(), new SelfClock(), new SpinHint());
       batch = new PendingBatch<>(1, 4);
@@ -371,7 +371,7 @@ class ModelCheckCloseTest {
       Abandonment gathered = new Abandonment(); // as CloseProtocol: settle and gather, count, report, then tell
       if (batch.state.compareAndSet(PendingBatch.FILLING, PendingBatch.SETTLING)) {
         batch.seal();
-        completer.abandon(batch, cause, false, gathered);
+        completer.abandon(batch, cause, gathered);
       }
       writer.failInFlight("close", gathered);
       completer.countAbandoned(gathered);

@@ -16,8 +16,8 @@ class SelfClockTest {
   private final SelfClock clock = new SelfClock();
 
   /** What a batch whose completion woke {@code total} callers, {@code virtual} of them virtual threads, reports. */
-  private static BatchCompleter.Wakes woke(int total, int virtual) {
-    BatchCompleter.Wakes wakes = new BatchCompleter.Wakes(total, false);
+  private static Wakes woke(int total, int virtual) {
+    Wakes wakes = new Wakes(total, false);
     for (int i = 0; i < total; i++) {
       wakes.add(i < virtual ? VirtualWaiter.INSTANCE : new ItemFuture<>());
     }

@@ -29,7 +29,8 @@ public class SettleAbandonStress {
 
   public SettleAbandonStress() {
     HandOver handOver = new HandOver();
-    completer = new BatchCompleter("stress", counters, new GuardedStatsRecorders("stress"), null);
+    completer = new BatchCompleter("stress", counters, new GuardedStatsRecorders("stress"), null,
+        new LostFailureLog("stress"));
     writer = new AsyncBatchWriter<>("stress", 4, batch -> stage.thenRun(() -> batch.completeRemaining("written")),
         1, 1, Ticker.system(), handOver, completer, new FlushWaiters(), () -> { }, new SpinHint());
     PendingBatch<Object, Object> batch = new PendingBatch<>(1, 4);

@@ -30,6 +30,7 @@ final class StressParts {
   }
 
   static BatchCompleter completer() {
-    return new BatchCompleter("stress", new ConsumerCounters(), new GuardedStatsRecorders("stress"), null);
+    return new BatchCompleter("stress", new ConsumerCounters(), new GuardedStatsRecorders("stress"), null,
+        new LostFailureLog("stress"));
   }
 }

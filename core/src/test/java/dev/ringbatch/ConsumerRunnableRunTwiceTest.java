@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Timeout;
  * run a second time while the first run is live (a hostile ThreadFactory, or a Thread subclass whose run()
  * also hands the target to another thread) becomes a second consumer of the same ring and batch.
  */
-class SecondReviewThreadFactoryTest {
+class ConsumerRunnableRunTwiceTest {
 
   @Test
   @Timeout(60)

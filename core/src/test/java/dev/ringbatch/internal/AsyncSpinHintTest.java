@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Timeout;
  * at its initial {@code true} forever, so its callers spun whatever the sink's latency or the batch size. Both
  * writers now feed it: after slow writes, neither hands out spinning futures.
  */
-class Review22AsyncSpinHintTest {
+class AsyncSpinHintTest {
 
   /** Submits one item, waits until a platform caller is parked on it, then lets the write finish via {@code release}. */
   private static void slowRound(Batcher<Integer, Object> batcher, int item, Runnable release) throws Exception {

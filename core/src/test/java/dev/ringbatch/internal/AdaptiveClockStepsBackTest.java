@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * epoch: frozen wherever it stood, here at a probe's candidate rung, and a sink that turns noisy (which must fall
  * back to natural batching "at once") keeps that linger for 40,000 batches (over 60 s of such a sink).
  */
-class Review24ClockBackwardsFreezeTest {
+class AdaptiveClockStepsBackTest {
   @Test
   void aTickerThatStepsBackDoesNotFreezeTheController() {
     BatchLimits caps = BatchLimits.of(4096, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO);

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** Attacks of the review that the change survived; kept as regression tests. */
-class ReviewAttackSurvivedTest {
+class CloseAttacksHeldTest {
 
   private static Throwable outcome(CompletableFuture<?> f) throws Exception {
     return f.handle((r, t) -> t).get(10, TimeUnit.SECONDS);

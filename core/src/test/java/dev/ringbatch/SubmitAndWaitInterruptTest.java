@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
  * the result with the interrupt flag still set; it must never return normally with the interrupt gone.
  */
 @Timeout(120)
-class Review22InterruptTest {
+class SubmitAndWaitInterruptTest {
   private static final int ROUNDS = 60;
   private Batcher<Integer, Integer> batcher;
   private final AtomicReference<Thread> toInterrupt = new AtomicReference<>();

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Timeout;
  * waits for the caller.
  */
 @Timeout(60)
-class Review22DependentTest {
+class DependentActionHandOffTest {
   private static final long DEPENDENT_WAIT_SECONDS = 8;
   private Batcher<Integer, Integer> batcher;
   private final CountDownLatch openSink = new CountDownLatch(1);

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Timeout;
  * close: every future completes, the report balances, the sink is not entered after close returned, and no item
  * reaches the sink twice unless a retry was allowed.
  */
-class ReviewAttackChaosTest {
+class CloseAtARandomMomentChaosTest {
 
   private static void spinMicros(long micros) {
     long end = System.nanoTime() + micros * 1000;

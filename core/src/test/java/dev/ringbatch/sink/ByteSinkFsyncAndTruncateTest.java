@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Hostile review of the issue-20 ByteSink change, on real files. */
 @Timeout(60)
-class ReviewByteSinkTest {
+class ByteSinkFsyncAndTruncateTest {
   private static final ByteSink.Encoder<String> LINES =
       (line, buffer) -> buffer.put((line + "\n").getBytes(StandardCharsets.UTF_8));
 

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Timeout;
  * SyncBatchWriter reads it ({@code size()} in ListSink.misfit, {@code get(i)} in PendingBatch.recordAll) after
  * the writer returned, i.e. after the items were written.
  */
-class SecondReviewListSinkTest {
+class ListSinkResultsUserCodeTest {
   private final List<Runnable> cleanups = new CopyOnWriteArrayList<>();
 
   @AfterEach

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
  * consumer thread (RetryPolicy.retryOn, StatsRecorder.recordRetry, the JUL handler of the retry warning, the
  * exception's toString) can record into the kept Batch although "recording into it afterwards throws".
  */
-class SecondReviewRetryTest {
+class RetryBackoffRecordingTest {
   private final List<Batcher<?, ?>> batchers = new CopyOnWriteArrayList<>();
 
   @AfterEach

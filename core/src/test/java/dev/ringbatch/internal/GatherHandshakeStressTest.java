@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
  * claims reach the target, the consumer must be back long before the (10 s) gather deadline.
  */
 @Timeout(300)
-class Review22GatherHandshakeStressTest {
+class GatherHandshakeStressTest {
   private static final int ROUNDS = 3_000;
   private static final int PRODUCERS = 3;
   private static final int PER_PRODUCER = 2;

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * a failure a later attempt records for one item (the sink returns, or throws, or a close takes the batch in a
  * backoff) was told to the caller as it was, a plain failure, though the earlier attempt may have written the item.
  */
-class RetryUnknownReviewTest {
+class RetryAfterUnknownOutcomeTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
   private static RetryPolicy quick(int attempts) {

@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * interrupt flag set again; ItemFuture returns the value with the flag cleared: the interrupt is lost.
  */
 @Timeout(120)
-class Review22ItemFutureTest {
+class ItemFutureInterruptTest {
   private static final int ROUNDS = 40;
 
   enum Kind {

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class ThirdReviewPublishTest {
+class OfferFailureHandlerAndWaitTest {
   private final List<Batcher<?, ?>> batchers = new ArrayList<>();
   private final CountDownLatch release = new CountDownLatch(1);
 
@@ -408,7 +408,7 @@ class ThirdReviewPublishTest {
           if (k == 0) {
             throw new Evil();
           } else if (k == 1) {
-            ThirdReviewPublishTest.<RuntimeException>sneaky(new java.io.IOException("checked"));
+            OfferFailureHandlerAndWaitTest.<RuntimeException>sneaky(new java.io.IOException("checked"));
           } else if (k == 2) {
             throw new StackOverflowError();
           } else {

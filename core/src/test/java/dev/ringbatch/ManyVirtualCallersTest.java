@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 
 /** Review 22: 10,000 virtual callers in submitAndWait against the gather; every caller answered, nothing spins idle. */
 @Timeout(300)
-class Review22VirtualCallersTest {
+class ManyVirtualCallersTest {
   private ExecutorService callers;
   private Batcher<Integer, Integer> batcher;
   private final AtomicReference<Thread> consumer = new AtomicReference<>();

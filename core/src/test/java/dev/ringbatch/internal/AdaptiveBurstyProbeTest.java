@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * every burst starts the same probe again. The "one probe in up to 64 epochs, probes under 5 % of the batches"
  * promise becomes about a third of all batches held at the losing rung, for ever.
  */
-class Review24BurstyProbeLivelockTest {
+class AdaptiveBurstyProbeTest {
   @Test
   void probesBackOffUnderABurstyLoadToo() {
     BatchLimits caps = BatchLimits.of(4096, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO);

@@ -2,6 +2,9 @@ package dev.ringbatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ringbatch.testing.Holds;
+import dev.ringbatch.testing.Holds.Gate;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -13,9 +16,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -23,60 +25,11 @@ import org.junit.jupiter.api.Timeout;
  * the assertions state the promise, which the code now keeps. Where the fix removed the mechanism itself (the
  * gap, the cast, the hook on the closing thread), the test checks that it stays removed.
  */
-class ReviewAttackTest {
+class CloseUserCodeRegressionTest {
 
   /** Everything a test parks on; released after each test so no thread stays parked. */
-  private final List<Release> releases = new CopyOnWriteArrayList<>();
-  private final List<Batcher<?, ?>> batchers = new CopyOnWriteArrayList<>();
-
-  @AfterEach
-  void releaseEverything() {
-    releases.forEach(Release::open);
-    for (Batcher<?, ?> b : batchers) {
-      try {
-        b.close(Duration.ofMillis(100));
-      } catch (RuntimeException ignored) {
-        // best effort
-      }
-    }
-  }
-
-  /** A gate that parks its callers, ignoring interrupts, until opened. */
-  private static final class Release {
-    private volatile boolean open;
-    private final List<Thread> waiting = new CopyOnWriteArrayList<>();
-
-    void await() {
-      Thread me = Thread.currentThread();
-      waiting.add(me);
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      boolean interrupted = false;
-      while (!open && System.nanoTime() - deadline < 0) {
-        LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(50));
-        interrupted |= Thread.interrupted();
-      }
-      waiting.remove(me);
-      if (interrupted) {
-        me.interrupt();
-      }
-    }
-
-    void open() {
-      open = true;
-      waiting.forEach(LockSupport::unpark);
-    }
-  }
-
-  private Release release() {
-    Release r = new Release();
-    releases.add(r);
-    return r;
-  }
-
-  private <B extends Batcher<?, ?>> B track(B batcher) {
-    batchers.add(batcher);
-    return batcher;
-  }
+  @RegisterExtension
+  final Holds holds = new Holds();
 
   private static void assertBalanced(CloseReport report) {
     BatcherStats s = report.stats();
@@ -107,7 +60,7 @@ class ReviewAttackTest {
   void asyncSettle_tickerBlocksOnCompletingThread_closeReportUnbalanced_andFuturePendingAfterDrainedClose()
       throws Exception {
     CountDownLatch inTicker = new CountDownLatch(1);
-    Release tickerRelease = release();
+    Gate tickerRelease = holds.gate();
     AtomicBoolean armed = new AtomicBoolean(true);
     Ticker ticker = () -> {
       if (Thread.currentThread().getName().equals("review-completer") && armed.compareAndSet(true, false)) {
@@ -118,7 +71,7 @@ class ReviewAttackTest {
     };
     AtomicReference<CompletableFuture<Void>> stage = new AtomicReference<>();
     CountDownLatch inSink = new CountDownLatch(1);
-    Batcher<Integer, Integer> batcher = track(Batcher.ofAsync("ra-a", BatcherConfig.builder().ringSize(8)
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.ofAsync("ra-a", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(8).ticker(ticker).build(), batch -> {
           batch.completeRemaining(1);
           CompletableFuture<Void> f = new CompletableFuture<>();
@@ -158,7 +111,7 @@ class ReviewAttackTest {
   @Timeout(30)
   @SuppressWarnings("unchecked")
   void resultsSink_recordsThroughItsItemsList_writtenExceedsAccepted() throws Exception {
-    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-b", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("ra-b", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
         .build(), BatchSink.<Integer, Integer>withResults(items -> {
           ((Batch<Integer, Integer>) (Object) items).complete(0, 42); // the items list is a Batch
           List<Integer> results = new ArrayList<>();
@@ -188,7 +141,7 @@ class ReviewAttackTest {
   @Timeout(180)
   void producersHammeringAClosingBatcher_closeReportAcceptedRunsAhead() throws Exception {
     for (int round = 0; round < 80; round++) {
-      Batcher<Integer, Void> batcher = track(Batcher.of("ra-c-" + round, BatcherConfig.builder()
+      Batcher<Integer, Void> batcher = holds.track(Batcher.of("ra-c-" + round, BatcherConfig.builder()
           .ringSize(1 << 18).maxBatchSize(4096).build(), BatchSink.<Integer>noResult(items -> { })));
       AtomicBoolean stop = new AtomicBoolean();
       List<Thread> producers = new ArrayList<>();
@@ -231,9 +184,9 @@ class ReviewAttackTest {
   @Timeout(30)
   void sharded_shardCloserHeldByDependentAction_reportMissesItsAbandonedItems() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
-    Release sinkRelease = release();
-    Release actionRelease = release();
-    Batcher<Integer, Integer> batcher = track(Batcher.sharded("ra-d", BatcherConfig.builder().ringSize(8)
+    Gate sinkRelease = holds.gate();
+    Gate actionRelease = holds.gate();
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.sharded("ra-d", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(1).build(), 2, item -> 0, shard -> batch -> {
           inSink.countDown();
           sinkRelease.await();
@@ -268,10 +221,10 @@ class ReviewAttackTest {
   @Timeout(30)
   void flushDependentActionAtTheCloseMarker_runsInOwned_otherFlushToldFailedAlthoughAllWritten() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
-    Release sinkRelease = release();
-    Release actionRelease = release();
+    Gate sinkRelease = holds.gate();
+    Gate actionRelease = holds.gate();
     AtomicInteger writes = new AtomicInteger();
-    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-e", BatcherConfig.builder().ringSize(8)
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("ra-e", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(8).build(), batch -> {
           if (writes.incrementAndGet() == 1) {
             inSink.countDown();
@@ -319,7 +272,7 @@ class ReviewAttackTest {
   void resultsSinkReturningWrongSizeList_itemsItWroteAreHandedToItAgain() throws Exception {
     List<Integer> seen = Collections.synchronizedList(new ArrayList<>());
     AtomicInteger calls = new AtomicInteger();
-    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-g", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("ra-g", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
         .retryPolicy(RetryPolicy.builder().maxAttempts(3).initialBackoff(Duration.ofMillis(1)).build()).build(),
         BatchSink.<Integer, Integer>withResults(items -> {
           seen.addAll(items); // written
@@ -368,7 +321,7 @@ class ReviewAttackTest {
     for (int round = 0; round < 3 && afterClose.isEmpty(); round++) {
       String name = "ra-f-" + round;
       CountDownLatch inTicker = new CountDownLatch(1);
-      Release tickerRelease = release();
+      Gate tickerRelease = holds.gate();
       AtomicBoolean armed = new AtomicBoolean(true);
       Ticker ticker = () -> {
         if (Thread.currentThread().getName().equals("ringbatch-" + name) && armed.compareAndSet(true, false)) {
@@ -442,7 +395,7 @@ class ReviewAttackTest {
   @Test
   @Timeout(30)
   void asyncStageFailedWithThrowingGetCause_itemNeverCompleted_evenByClose() throws Exception {
-    Batcher<Integer, Integer> batcher = track(Batcher.ofAsync("ra-h", BatcherConfig.builder().ringSize(8)
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.ofAsync("ra-h", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(1).maxInFlightBatches(1).build(),
         batch -> CompletableFuture.failedFuture(new BrokenCompletion())));
     CompletableFuture<Integer> first = batcher.submit(1);
@@ -486,9 +439,9 @@ class ReviewAttackTest {
       }
     }
     CountDownLatch inRetryOn = new CountDownLatch(1);
-    Release retryRelease = release();
+    Gate retryRelease = holds.gate();
     AtomicBoolean first = new AtomicBoolean(true);
-    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-i", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("ra-i", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
         .retryPolicy(RetryPolicy.builder().maxAttempts(3).initialBackoff(Duration.ofMillis(10)).retryOn(e -> {
           if (first.compareAndSet(true, false)) {
             inRetryOn.countDown();
@@ -531,7 +484,7 @@ class ReviewAttackTest {
     AtomicReference<Object> flushSeen = new AtomicReference<>();
     CountDownLatch flushTried = new CountDownLatch(1);
     CountDownLatch inSink = new CountDownLatch(1);
-    Release sinkRelease = release();
+    Gate sinkRelease = holds.gate();
     Batcher<Integer, Integer> batcher = stuckInSinkWithInterrupt("ra-j", 8, inSink, sinkRelease, () -> {
       if (flushSeen.get() == null) {
         try {
@@ -573,8 +526,8 @@ class ReviewAttackTest {
   void threadFactorysInterruptThatBlocks_holdsUpNoAbandonedCaller() throws Exception {
     CountDownLatch interruptCalled = new CountDownLatch(1);
     CountDownLatch inSink = new CountDownLatch(1);
-    Release interruptRelease = release();
-    Release sinkRelease = release();
+    Gate interruptRelease = holds.gate();
+    Gate sinkRelease = holds.gate();
     Batcher<Integer, Integer> batcher = stuckInSinkWithInterrupt("ra-j3", 8, inSink, sinkRelease, () -> {
       interruptCalled.countDown();
       interruptRelease.await(); // blocks, ignoring interrupts, until the test opens it
@@ -604,9 +557,9 @@ class ReviewAttackTest {
   @Timeout(30)
   void recorderBlockingInRecordAbandoned_holdsUpNoAbandonedCaller() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
-    Release sinkRelease = release();
+    Gate sinkRelease = holds.gate();
     CountDownLatch inRecorder = new CountDownLatch(1);
-    Release recorderRelease = release();
+    Gate recorderRelease = holds.gate();
     Batcher<Integer, Integer> batcher = stuckInSinkWithInterrupt("ra-j4", 8, inSink, sinkRelease, () -> { });
     batcher.addStatsRecorder(new dev.ringbatch.stats.StatsRecorder() {
       @Override
@@ -632,8 +585,9 @@ class ReviewAttackTest {
    * {@code interrupt()}, called from another thread, first runs {@code onInterrupt} (user code in a hook).
    */
   private Batcher<Integer, Integer> stuckInSinkWithInterrupt(String name, int maxBatchSize, CountDownLatch inSink,
-      Release sinkRelease, Runnable onInterrupt) {
-    return track(Batcher.of(name, BatcherConfig.builder().ringSize(8).maxBatchSize(maxBatchSize).threadFactory(r -> {
+      Gate sinkRelease, Runnable onInterrupt) {
+    return holds.track(Batcher.of(name, BatcherConfig.builder().ringSize(8).maxBatchSize(maxBatchSize)
+        .threadFactory(r -> {
       Thread th = new Thread(r, name + "-consumer") {
         @Override
         public void interrupt() {
@@ -662,8 +616,8 @@ class ReviewAttackTest {
   @Test
   @Timeout(30)
   void consumerThreadStartingLate_orphanedClose_reportDoesNotBalance() throws Exception {
-    Release startRelease = release();
-    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-k", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
+    Gate startRelease = holds.gate();
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("ra-k", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
         .threadFactory(r -> {
           Thread th = new Thread(() -> {
             startRelease.await(); // e.g. a wrapper that sets up a context first
@@ -686,9 +640,9 @@ class ReviewAttackTest {
   @Test
   @Timeout(30)
   void consumerThreadStartingLate_isNotInterruptedByTheClose() throws Exception {
-    Release startRelease = release();
+    Gate startRelease = holds.gate();
     AtomicInteger interrupts = new AtomicInteger();
-    Batcher<Integer, Integer> batcher = track(Batcher.of("ra-k2", BatcherConfig.builder().ringSize(8)
+    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("ra-k2", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(8).threadFactory(r -> {
           Thread th = new Thread(() -> {
             startRelease.await();
@@ -725,7 +679,7 @@ class ReviewAttackTest {
   @Timeout(30)
   void threadFactorysThreadInterruptThrows_closeThrows_gatheredItemsNeverCompleted() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
-    Release sinkRelease = release();
+    Gate sinkRelease = holds.gate();
     Batcher<Integer, Integer> batcher = stuckInSinkWithInterrupt("ra-j2", 1, inSink, sinkRelease, () -> {
       throw new UnsupportedOperationException("this thread is not to be interrupted");
     });

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * (about 300 epochs). Run longer, the size limit keeps walking down by one every few epochs, to a batch of ONE
  * item per 2 ms write: 4,000 times less throughput, for no gain in latency at all.
  */
-class Review24LatencySizeRatchetTest {
+class AdaptiveLatencySizeFloorTest {
   @Test
   void aFixedCostNearTheTargetDoesNotShrinkTheBatchesForever() {
     BatchLimits caps = BatchLimits.of(4096, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO);

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
  * never runs: the caller waits forever.
  */
 @Timeout(60)
-class Review22ForkJoinCallerTest {
+class ForkJoinPoolCallerTest {
   private final ForkJoinPool pool = new ForkJoinPool(1); // as the common pool on this 2-core machine
   private Batcher<Integer, Integer> batcher;
 
