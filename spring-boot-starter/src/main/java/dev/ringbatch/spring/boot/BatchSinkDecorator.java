@@ -2,6 +2,7 @@ package dev.ringbatch.spring.boot;
 
 import dev.ringbatch.AsyncBatchSink;
 import dev.ringbatch.BatchSink;
+import dev.ringbatch.BatcherConfig;
 
 /**
  * Wraps each sink given to the {@link BatcherFactory} before the batcher is built: what runs around every batch
@@ -16,4 +17,15 @@ public interface BatchSinkDecorator {
 
   /** Returns the asynchronous {@code sink}, of the batcher {@code name}, wrapped. */
   <T, R> AsyncBatchSink<T, R> decorateAsync(String name, AsyncBatchSink<T, R> sink);
+
+  /**
+   * Adjusts the configuration of the batcher {@code name} to what the decorator changes, after the properties
+   * and the customizers: a decorator that changes what a sink throws adapts the retry policy's
+   * {@code retryOn} to it. Does nothing by default.
+   *
+   * @param builder holds {@code config}; what is set on it is what the batcher gets
+   * @param config the configuration so far
+   */
+  default void customize(String name, BatcherConfig.Builder builder, BatcherConfig config) {
+  }
 }

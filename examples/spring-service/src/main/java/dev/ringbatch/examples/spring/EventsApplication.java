@@ -68,7 +68,7 @@ public class EventsApplication {
   // tag::batcher-bean[]
   @Bean
   Batcher<Event, Integer> events(BatcherFactory batchers, DataSource dataSource) {
-    // One COPY per batch; a duplicate id fails that request alone (SQLState 23505, answered 422).
+    // One COPY per batch; a duplicate id fails that request alone (DuplicateKeyException, answered 409).
     return batchers.create("events", PgCopySink.<Event>into(dataSource, "events")
         .column("id", Event::id)
         .column("payload", Event::payload)

@@ -106,14 +106,27 @@ class EventsApplicationIT {
   }
 
   @Test
-  void duplicateEvent_answers422_withoutTheDatabaseError() throws Exception {
+  void duplicateEvent_answers409ProblemDetail_withoutTheDatabaseError() throws Exception {
     String body = "{\"id\":999999,\"payload\":\"once\"}";
-    HttpResponse<String> first = post(body);
-    HttpResponse<String> second = post(body);
+    HttpResponse<String> first = post("/events", body);
+    HttpResponse<String> second = post("/events", body);
+    HttpResponse<String> waited = post("/events/sync", body);
 
     assertThat(first.statusCode()).isEqualTo(201);
-    assertThat(second.statusCode()).isEqualTo(422);
-    assertThat(second.body()).isEqualTo("the event conflicts with a stored event"); // the log has the rest
+    for (HttpResponse<String> duplicate : List.of(second, waited)) {
+      assertThat(duplicate.statusCode()).isEqualTo(409);
+      assertThat(duplicate.body()).contains("\"title\":\"Duplicate key\"")
+          .contains("\"detail\":\"the item conflicts with a stored one\"")
+          .doesNotContain("events_pkey").doesNotContain("999999"); // the database's message stays out
+    }
+  }
+
+  @Test
+  void eventWithoutPayload_violatesNotNull_answers422() throws Exception {
+    HttpResponse<String> response = post("/events", "{\"id\":999998}");
+
+    assertThat(response.statusCode()).isEqualTo(422);
+    assertThat(response.body()).contains("\"title\":\"Constraint violated\"").doesNotContain("payload");
   }
 
   @Test
@@ -146,8 +159,8 @@ class EventsApplicationIT {
     assertThat(events.limits().maxBatchSize()).isEqualTo(1000);
   }
 
-  private HttpResponse<String> post(String body) throws Exception {
-    return http.send(HttpRequest.newBuilder(uri("/events")).header("Content-Type", "application/json")
+  private HttpResponse<String> post(String path, String body) throws Exception {
+    return http.send(HttpRequest.newBuilder(uri(path)).header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
