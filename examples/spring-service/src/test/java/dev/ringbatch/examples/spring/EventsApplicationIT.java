@@ -159,6 +159,38 @@ class EventsApplicationIT {
     assertThat(events.limits().maxBatchSize()).isEqualTo(1000);
   }
 
+  /**
+   * The long-task timer and the limit gauges under the names docs/metrics.md gives, in both formats Boot serves:
+   * the Prometheus text format ({@code curl}'s default) and OpenMetrics (what a Prometheus server asks for). Without
+   * a percentiles histogram the long-task timer is a summary in both ({@code _gcount} and {@code _gsum} appear
+   * only with one: docs/results/prometheus-write-active.txt).
+   */
+  @Test
+  void prometheus_writeActiveAndLimits_namedAsTheDocsSay_inBothFormats() throws Exception {
+    String text = get("/actuator/prometheus");
+    String openMetrics = http.send(asOps(HttpRequest.newBuilder(uri("/actuator/prometheus")))
+        .header("Accept", "application/openmetrics-text;version=1.0.0").build(),
+        HttpResponse.BodyHandlers.ofString()).body();
+
+    assertThat(text).contains("ringbatch_batch_write_active_seconds_count{name=\"events\",sink=\"sync\"}")
+        .contains("ringbatch_batch_write_active_seconds_sum{name=\"events\",sink=\"sync\"}")
+        .contains("ringbatch_batch_write_active_seconds_max{name=\"events\",sink=\"sync\"}")
+        .contains("ringbatch_limits_batch_size_items{name=\"events\"} 1000.0")
+        .contains("ringbatch_limits_linger_seconds{name=\"events\"} 0.0")
+        .doesNotContain("_active_count");
+    assertThat(openMetrics).endsWith("# EOF\n")
+        .contains("ringbatch_batch_write_active_seconds_count{name=\"events\",sink=\"sync\"}")
+        .contains("ringbatch_batch_write_active_seconds_sum{name=\"events\",sink=\"sync\"}")
+        .contains("ringbatch_batch_write_active_seconds_max{name=\"events\",sink=\"sync\"}")
+        .contains("ringbatch_limits_batch_size_items{name=\"events\"} 1000.0");
+    System.out.println("Prometheus text format, write.active and limits:");
+    text.lines().filter(l -> l.startsWith("ringbatch_batch_write_active") || l.startsWith("ringbatch_limits"))
+        .forEach(System.out::println);
+    System.out.println("OpenMetrics, write.active and limits:");
+    openMetrics.lines().filter(l -> l.startsWith("ringbatch_batch_write_active") || l.startsWith("ringbatch_limits"))
+        .forEach(System.out::println);
+  }
+
   private HttpResponse<String> post(String path, String body) throws Exception {
     return http.send(HttpRequest.newBuilder(uri(path)).header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
