@@ -19,13 +19,11 @@ public interface BatchSinkDecorator {
   <T, R> AsyncBatchSink<T, R> decorateAsync(String name, AsyncBatchSink<T, R> sink);
 
   /**
-   * Adjusts the configuration of the batcher {@code name} to what the decorator changes, after the properties
-   * and the customizers: a decorator that changes what a sink throws adapts the retry policy's
-   * {@code retryOn} to it. Does nothing by default.
-   *
-   * @param builder holds {@code config}; what is set on it is what the batcher gets
-   * @param config the configuration so far
+   * Returns the configuration of the batcher {@code name} adjusted to what the decorator changes, after the
+   * properties and the customizers: a decorator that changes what a sink throws adapts the retry policy's
+   * {@code retryOn} to it. Returns {@code config} unchanged by default.
    */
-  default void customize(String name, BatcherConfig.Builder builder, BatcherConfig config) {
+  default BatcherConfig customize(String name, BatcherConfig config) {
+    return config;
   }
 }

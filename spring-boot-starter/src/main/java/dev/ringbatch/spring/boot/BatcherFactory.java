@@ -189,9 +189,7 @@ public class BatcherFactory implements AutoCloseable {
     requireNonNull(name, "name");
     BatcherConfig config = mapper.config(name);
     for (BatchSinkDecorator decorator : decorators) {
-      BatcherConfig.Builder builder = BatcherConfig.from(config);
-      decorator.customize(name, builder, config);
-      config = builder.build();
+      config = requireNonNull(decorator.customize(name, config), "a BatchSinkDecorator returned a null config");
     }
     return config;
   }

@@ -87,17 +87,17 @@ public class SqlExceptionTranslatingSinkDecorator implements BatchSinkDecorator 
 
   /** Lets the core's retry policy see the original {@code SQLException} of a translated batch failure. */
   @Override
-  public void customize(String name, BatcherConfig.Builder builder, BatcherConfig config) {
+  public BatcherConfig customize(String name, BatcherConfig config) {
     RetryPolicy policy = config.retryPolicy();
     if (policy.maxAttempts() == 1) {
-      return;
+      return config;
     }
     Predicate<Throwable> retryOn = policy.retryOn();
-    builder.retryPolicy(RetryPolicy.builder().maxAttempts(policy.maxAttempts())
+    return BatcherConfig.from(config).retryPolicy(RetryPolicy.builder().maxAttempts(policy.maxAttempts())
         .initialBackoff(policy.initialBackoff()).maxBackoff(policy.maxBackoff()).multiplier(policy.multiplier())
         .jitter(policy.jitter()).maxElapsed(policy.maxElapsed())
         .retryOn(e -> retryOn.test(original(e)))
-        .build());
+        .build()).build();
   }
 
   /** The {@code SQLException} that {@code failure} was translated from here, or {@code failure} itself. */
