@@ -29,7 +29,8 @@ public class BatcherDataAccessExceptionHandler {
   @ExceptionHandler(DataIntegrityViolationException.class)
   public ResponseEntity<ProblemDetail> constraintViolated(Exception exception) {
     boolean duplicate = BatcherOverloadExceptionHandler.inChain(exception, DuplicateKeyException.class) != null;
-    HttpStatus status = duplicate ? HttpStatus.CONFLICT : HttpStatus.UNPROCESSABLE_CONTENT;
+    // 422 by value: Spring 7 calls it UNPROCESSABLE_CONTENT, Spring 6.2 (Boot 3) UNPROCESSABLE_ENTITY.
+    HttpStatus status = duplicate ? HttpStatus.CONFLICT : HttpStatus.valueOf(422);
     ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, duplicate
         ? "the item conflicts with a stored one" : "the item violates a data constraint");
     problem.setTitle(duplicate ? "Duplicate key" : "Constraint violated");

@@ -18,7 +18,9 @@ import org.springframework.jdbc.support.SQLExceptionTranslator;
  * without an {@code sql-error-codes.xml}). Off with {@code ringbatch.jdbc.exception-translation.enabled=false}.
  */
 @AutoConfiguration(before = BatcherAutoConfiguration.class,
-    afterName = "org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration")
+    afterName = { // Boot 4's, then Boot 3's
+        "org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration",
+        "org.springframework.boot.autoconfigure.jdbc.JdbcTemplateAutoConfiguration"})
 @ConditionalOnClass(SQLExceptionTranslator.class)
 @ConditionalOnProperty(prefix = "ringbatch.jdbc.exception-translation", name = "enabled", havingValue = "true",
     matchIfMissing = true)
