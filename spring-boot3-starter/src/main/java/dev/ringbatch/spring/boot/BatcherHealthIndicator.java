@@ -2,15 +2,15 @@ package dev.ringbatch.spring.boot;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
-import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.actuate.health.AbstractHealthIndicator;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.Status;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
 /**
- * The {@code ringbatch} health: the worst status of every batcher, with details per batcher.
+ * The {@code ringbatch} health: the worst status of every batcher, with details per batcher. The same rules and
+ * details as the Boot 4 starter's, in Spring Boot 3's health types.
  *
  * <ul>
  *   <li>{@code ringbatch.health.degraded-status} ({@code OUT_OF_SERVICE}): its ring was seen full at health
@@ -52,18 +52,8 @@ public class BatcherHealthIndicator extends AbstractHealthIndicator {
    */
   public BatcherHealthIndicator(BatcherFactory factory, BatcherLifecycle lifecycle, BatcherProperties.Health settings,
       @Nullable WriteTracker writes) {
-    this(factory, lifecycle, settings, writes, System::nanoTime);
-  }
-
-  BatcherHealthIndicator(BatcherFactory factory, BatcherLifecycle lifecycle, BatcherProperties.Health settings,
-      LongSupplier nanoTime) {
-    this(factory, lifecycle, settings, null, nanoTime);
-  }
-
-  BatcherHealthIndicator(BatcherFactory factory, BatcherLifecycle lifecycle, BatcherProperties.Health settings,
-      @Nullable WriteTracker writes, LongSupplier nanoTime) {
     super("ringbatch health check failed");
-    this.check = new BatcherHealthCheck(factory, lifecycle, settings, writes, nanoTime);
+    this.check = new BatcherHealthCheck(factory, lifecycle, settings, writes, System::nanoTime);
   }
 
   @Override

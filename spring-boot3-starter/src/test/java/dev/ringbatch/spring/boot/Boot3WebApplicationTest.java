@@ -11,6 +11,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -31,7 +32,7 @@ class Boot3WebApplicationTest {
   static void start() {
     context = SpringApplication.run(Boot3WebApplication.class, "--server.port=0",
         "--spring.datasource.url=jdbc:h2:mem:boot3web;DB_CLOSE_DELAY=-1",
-        "--management.endpoints.web.exposure.include=health,batchers,metrics",
+        "--management.endpoints.web.exposure.include=health,batchers,metrics,prometheus",
         "--management.endpoint.health.show-details=always", "--management.endpoint.batchers.access=unrestricted",
         "--ringbatch.batchers.orders.max-batch-size=1", "--ringbatch.web.overload-mapping.enabled=true",
         "--ringbatch.web.data-access-mapping.enabled=true");
@@ -80,6 +81,26 @@ class Boot3WebApplicationTest {
     assertThat(get("/actuator/metrics/ringbatch.batch.write?tag=name:orders&tag=outcome:success").statusCode())
         .isEqualTo(200);
     assertThat(get("/actuator/metrics/ringbatch.batch.write.active?tag=name:orders").statusCode()).isEqualTo(200);
+  }
+
+  /** Every meter of docs/metrics.md's Prometheus listing (rendered there by Boot 4), under the same name on Boot 3. */
+  @Test
+  void prometheus_namesEveryMeterAsTheDocsList() throws Exception {
+    assertThat(post("/orders/200/1", "").body()).isEqualTo("stored");
+
+    HttpResponse<String> scrape = get("/actuator/prometheus");
+    assertThat(scrape.statusCode()).isEqualTo(200);
+    for (String name : List.of("ringbatch_batch_retries_total", "ringbatch_batch_size_items_count",
+        "ringbatch_batch_size_items_sum", "ringbatch_batch_size_items_max",
+        "ringbatch_batch_write_active_seconds_count", "ringbatch_batch_write_active_seconds_sum",
+        "ringbatch_batch_write_active_seconds_max", "ringbatch_batch_write_seconds_count",
+        "ringbatch_batch_write_seconds_sum", "ringbatch_batch_write_seconds_max", "ringbatch_inflight_items",
+        "ringbatch_item_wait_seconds_count", "ringbatch_item_wait_seconds_sum", "ringbatch_item_wait_seconds_max",
+        "ringbatch_items_total", "ringbatch_limits_batch_size_items", "ringbatch_limits_linger_seconds",
+        "ringbatch_rejected_items_total", "ringbatch_ring_capacity_items", "ringbatch_ring_remaining_items")) {
+      assertThat(scrape.body()).as(name).containsPattern("(?m)^" + name + "\\{[^}]*name=\"orders\"");
+    }
+    assertThat(scrape.body()).contains("ringbatch_batch_write_active_seconds_count{name=\"orders\",sink=\"sync\"}");
   }
 
   @Test
