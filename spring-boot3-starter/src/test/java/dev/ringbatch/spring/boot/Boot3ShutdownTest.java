@@ -32,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * ({@code DB_CLOSE_ON_EXIT=FALSE}), so that, as with a server database, only the pool's close ends the writes.
  */
 class Boot3ShutdownTest {
+  private static final int AUDIT_IDS = Boot3ShutdownApplication.AUDIT_IDS;
 
   @Test
   void sigterm_withRequestsInFlightAndItemsQueued_answersAndWritesEveryOneBeforeThePoolCloses(@TempDir Path dir)
@@ -93,8 +94,8 @@ class Boot3ShutdownTest {
     assertThat(ordersClosed).as(log).isNotNegative();
     assertThat(poolClosing).as(log).isGreaterThan(auditClosed).isGreaterThan(ordersClosed);
     try (Connection db = DriverManager.getConnection(url); Statement query = db.createStatement();
-        ResultSet counts = query.executeQuery("select count(case when id < " + Boot3ShutdownApplication.AUDIT_IDS
-            + " then 1 end), count(case when id >= " + Boot3ShutdownApplication.AUDIT_IDS + " then 1 end) from orders")) {
+        ResultSet counts = query.executeQuery("select count(case when id < " + AUDIT_IDS
+            + " then 1 end), count(case when id >= " + AUDIT_IDS + " then 1 end) from orders")) {
       assertThat(counts.next()).isTrue();
       assertThat(counts.getInt(1)).as("rows of the answered requests").isEqualTo(Boot3ShutdownApplication.REQUESTS);
       assertThat(counts.getInt(2)).as("rows only the close wrote").isEqualTo(Boot3ShutdownApplication.AUDIT_ROWS);
