@@ -151,6 +151,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
         config.limits().maxBatchBytes());
     DisruptorBatcher<T, R> batcher =
         new DisruptorBatcher<>(name, config, weigher, sink, asyncSink, consumers, lostLog, reportsClose);
+    ItemFuture.preloadWaitingPath();
     batcher.consumerThread.start();
     return batcher;
   }

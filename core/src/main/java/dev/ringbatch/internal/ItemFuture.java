@@ -179,6 +179,14 @@ public class ItemFuture<T> extends CompletableFuture<T> {
     return false;
   }
 
+  /**
+   * Loads and initializes the classes {@link #await} needs, on the thread that builds a batcher: a virtual thread
+   * that loads a class pins its carrier meanwhile, and a burst of first callers would all wait on that load.
+   */
+  static void preloadWaitingPath() {
+    Threads.isVirtual(Thread.currentThread());
+  }
+
   /** How many times a platform-thread caller checks for the result, spinning, before it parks: none by default. */
   int spins() {
     return 0;

@@ -1,5 +1,6 @@
 package dev.ringbatch.examples;
 
+import java.io.Console;
 import java.io.PrintStream;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadFactory;
@@ -9,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import me.tongfei.progressbar.DelegatingProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
+import me.tongfei.progressbar.ProgressBarStyle;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -132,12 +134,36 @@ final class CallerHarness {
     }
   }
 
-  private static ProgressBar progressBar(String label, long max, PrintStream out) {
+  static ProgressBar progressBar(String label, long max, PrintStream out) {
+    return progressBar(label, max, out, onTerminal());
+  }
+
+  /** On a terminal an animated bar; elsewhere (a pipe, a CI log) plain ASCII lines, no escape codes. */
+  static ProgressBar progressBar(String label, long max, PrintStream out, boolean terminal) {
     ProgressBarBuilder builder = new ProgressBarBuilder().setTaskName(label).setInitialMax(max)
         .showSpeed().setUnit(" calls", 1);
-    if (System.console() == null) {
-      builder.setConsumer(new DelegatingProgressBarConsumer(out::println)).setUpdateIntervalMillis(2_000);
+    if (!terminal) {
+      builder.setStyle(ProgressBarStyle.ASCII).setConsumer(new DelegatingProgressBarConsumer(out::println))
+          .setUpdateIntervalMillis(2_000);
     }
     return builder.build();
+  }
+
+  /**
+   * Whether the output is a terminal. From JDK 22 on every JVM has a {@code Console}, a pipe's too, so
+   * {@code System.console() != null} no longer says it: ask {@code Console.isTerminal()} where it exists.
+   */
+  static boolean onTerminal() {
+    Console console = System.console();
+    if (console == null) {
+      return false;
+    }
+    try {
+      return (Boolean) Console.class.getMethod("isTerminal").invoke(console);
+    } catch (NoSuchMethodException beforeJdk22) {
+      return true; // JDK 17-21: a console exists only for a terminal
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("Console.isTerminal() failed", e);
+    }
   }
 }

@@ -44,6 +44,7 @@ public class BatcherProperties {
   private final Health health = new Health();
 
   private final Web web = new Web();
+  private final Jdbc jdbc = new Jdbc();
 
   private final Observations observations = new Observations();
 
@@ -91,6 +92,10 @@ public class BatcherProperties {
     return web;
   }
 
+  public Jdbc getJdbc() {
+    return jdbc;
+  }
+
   public Observations getObservations() {
     return observations;
   }
@@ -112,9 +117,49 @@ public class BatcherProperties {
   /** Web settings. */
   public static class Web {
     private final OverloadMapping overloadMapping = new OverloadMapping();
+    private final Switch dataAccessMapping = new Switch(false);
 
     public OverloadMapping getOverloadMapping() {
       return overloadMapping;
+    }
+
+    /**
+     * Whether a failed item's {@code DuplicateKeyException} answers 409 and another
+     * {@code DataIntegrityViolationException} 422, as a problem detail without the database's message.
+     */
+    public Switch getDataAccessMapping() {
+      return dataAccessMapping;
+    }
+  }
+
+  /** Spring JDBC settings. */
+  public static class Jdbc {
+    private final Switch exceptionTranslation = new Switch(true);
+
+    /**
+     * Whether the SQLExceptions of the sinks given to the factory reach callers as the DataAccessExceptions the
+     * application's SQLExceptionTranslator makes of them, the SQLException as the cause.
+     */
+    public Switch getExceptionTranslation() {
+      return exceptionTranslation;
+    }
+  }
+
+  /** A feature's on/off switch. */
+  public static class Switch {
+    /** Whether the feature is on. */
+    private boolean enabled;
+
+    Switch(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
     }
   }
 

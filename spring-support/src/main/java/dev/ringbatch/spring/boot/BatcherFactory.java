@@ -180,13 +180,18 @@ public class BatcherFactory implements AutoCloseable {
   }
 
   /**
-   * Returns the configuration the properties and the customizers give a batcher named {@code name}.
+   * Returns the configuration the properties, the customizers and then the {@link BatchSinkDecorator}s give a
+   * batcher named {@code name}.
    *
    * @throws InvalidConfigurationPropertyValueException if a property breaks a rule
    */
   public BatcherConfig config(String name) {
     requireNonNull(name, "name");
-    return mapper.config(name);
+    BatcherConfig config = mapper.config(name);
+    for (BatchSinkDecorator decorator : decorators) {
+      config = requireNonNull(decorator.customize(name, config), "a BatchSinkDecorator returned a null config");
+    }
+    return config;
   }
 
   /** The batchers this factory created, in creation order. */

@@ -16,10 +16,13 @@ import org.springframework.context.annotation.Bean;
  * {@link Batcher} bean) when a {@link MeterRegistry} exists, through a {@link BatcherMeterBinder}. Off with {@code ringbatch.metrics.enabled=false}.
  */
 @AutoConfiguration(after = BatcherAutoConfiguration.class,
-    afterName = {
+    afterName = { // Boot 4's, then Boot 3's: the names of the other Boot match no class and are ignored
         "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"})
+        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"})
 @ConditionalOnClass({MeterRegistry.class, BatcherMetrics.class})
 @ConditionalOnBean({MeterRegistry.class, BatcherFactory.class})
 @ConditionalOnProperty(prefix = "ringbatch.metrics", name = "enabled", havingValue = "true", matchIfMissing = true)

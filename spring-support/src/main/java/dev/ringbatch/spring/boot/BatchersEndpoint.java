@@ -61,14 +61,19 @@ public class BatchersEndpoint {
   }
 
   /**
-   * Changes the batch limits of {@code name}; unset parameters keep their value.
+   * Changes the batch limits of {@code name}; unset parameters keep their value. The optional parameters carry
+   * Spring's own {@code @Nullable} too: Boot 3 takes a parameter as optional only with that one (Boot 4 with
+   * JSpecify's), and answers 400 "Missing parameters" to a request that leaves one out.
    *
-   * @return the batcher as it is now, or {@code null} (404) if none has that name
+   * @return the batcher as it is now, or {@code null} if none has that name (Actuator answers 204 to a write
+   *     that returns nothing)
    * @throws InvalidEndpointRequestException (400) if the limits break a rule
    */
   @WriteOperation
-  public @Nullable Map<String, Object> limits(@Selector String name, @Nullable Integer maxBatchSize,
-      @Nullable Long maxBatchBytes, @Nullable Duration linger) {
+  public @Nullable Map<String, Object> limits(@Selector String name,
+      @org.springframework.lang.Nullable @Nullable Integer maxBatchSize,
+      @org.springframework.lang.Nullable @Nullable Long maxBatchBytes,
+      @org.springframework.lang.Nullable @Nullable Duration linger) {
     Batcher<?, ?> batcher = find(name);
     if (batcher == null) {
       return null;

@@ -2,6 +2,7 @@ package dev.ringbatch.spring.boot;
 
 import dev.ringbatch.AsyncBatchSink;
 import dev.ringbatch.BatchSink;
+import dev.ringbatch.BatcherConfig;
 
 /**
  * Wraps each sink given to the {@link BatcherFactory} before the batcher is built: what runs around every batch
@@ -16,4 +17,13 @@ public interface BatchSinkDecorator {
 
   /** Returns the asynchronous {@code sink}, of the batcher {@code name}, wrapped. */
   <T, R> AsyncBatchSink<T, R> decorateAsync(String name, AsyncBatchSink<T, R> sink);
+
+  /**
+   * Returns the configuration of the batcher {@code name} adjusted to what the decorator changes, after the
+   * properties and the customizers: a decorator that changes what a sink throws adapts the retry policy's
+   * {@code retryOn} to it. Returns {@code config} unchanged by default.
+   */
+  default BatcherConfig customize(String name, BatcherConfig config) {
+    return config;
+  }
 }

@@ -7,6 +7,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
@@ -57,12 +58,22 @@ public class BatcherOverloadExceptionHandler {
    * this handler on a cause.
    */
   private static Throwable refusal(Throwable exception) {
+    Throwable full = inChain(exception, BatcherFullException.class);
+    Throwable closed = inChain(exception, BatcherClosedException.class);
+    return full != null ? full : closed != null ? closed : exception;
+  }
+
+  /**
+   * The first exception of {@code type} in the cause chain of {@code exception} (itself included), or null:
+   * an exception handler is handed the wrapper when Spring matched it on a cause.
+   */
+  static <X extends Throwable> @Nullable X inChain(Throwable exception, Class<X> type) {
     Throwable t = exception;
     for (int depth = 0; t != null && depth < 16; depth++, t = t.getCause()) { // bounded: causes may cycle
-      if (t instanceof BatcherFullException || t instanceof BatcherClosedException) {
-        return t;
+      if (type.isInstance(t)) {
+        return type.cast(t);
       }
     }
-    return exception;
+    return null;
   }
 }

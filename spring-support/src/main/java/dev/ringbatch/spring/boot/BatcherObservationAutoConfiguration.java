@@ -19,7 +19,9 @@ import org.springframework.context.annotation.Bean;
  * {@code ringbatch.batch.write} and {@code ringbatch.batch.write.active}.
  */
 @AutoConfiguration(before = BatcherAutoConfiguration.class,
-    afterName = "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration")
+    afterName = { // Boot 4's, then Boot 3's
+        "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration"})
 @ConditionalOnClass({ObservationRegistry.class, BatchWriteObservation.class})
 @ConditionalOnBean(ObservationRegistry.class)
 @ConditionalOnProperty(prefix = "ringbatch.observations", name = "enabled", havingValue = "true",
