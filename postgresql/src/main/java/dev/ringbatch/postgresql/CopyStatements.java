@@ -9,8 +9,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyIn;
@@ -23,8 +21,6 @@ import org.postgresql.util.ServerErrorMessage;
  * {@code INSERT ... ON CONFLICT DO NOTHING} that moves it, returning which rows it inserted.
  */
 final class CopyStatements<T> {
-  /** The server's error context for a row of a COPY: {@code COPY events, line 5, column id: "x"}. */
-  private static final Pattern COPY_LINE = Pattern.compile("^COPY .+?, line (\\d+)", Pattern.MULTILINE);
   /** The staging table's column holding each row's index in the batch. */
   private static final String ROW_COLUMN = "ringbatch_row";
 
@@ -35,6 +31,12 @@ final class CopyStatements<T> {
   private final @Nullable String stageSql;
   private final @Nullable String insertSql;
   private final @Nullable String presentSql;
+  /**
+   * How the server's error context names a line of this COPY: {@code "COPY " + relation name + ", line "}, the
+   * relation name as the server prints it (unqualified, unquoted), so that a table named {@code "ev, line 1"} or a
+   * value containing {@code ", line 2"} cannot be mistaken for the line number.
+   */
+  private final String linePrefix;
 
   CopyStatements(String table, List<CopyColumn<T>> columns, List<String> keys) {
     this.table = table;
@@ -42,16 +44,21 @@ final class CopyStatements<T> {
     this.keys = keys;
     String names = String.join(", ", columns.stream().map(CopyColumn::name).toList());
     if (keys.isEmpty()) {
-      copySql = "COPY " + table + " (" + names + ") FROM STDIN";
+      copySql = "COPY " + table + " (" + names + ") FROM STDIN WITH (ENCODING 'UTF8')";
+      linePrefix = "COPY " + relationName(table) + ", line ";
       stageSql = null;
       insertSql = null;
       presentSql = null;
     } else {
       // A staging table per transaction, made from the table as it is now (one kept for the session would keep
       // column types an ALTER TABLE has since changed), dropped by the COMMIT or the rollback.
-      String stage = "ringbatch_stage_" + Integer.toUnsignedString((table + '(' + names + ')').hashCode(), 36);
+      // Always named in pg_temp, the session's own schema: with a search_path that lists pg_temp after public, an
+      // unqualified name would find a table another session planted in public under the same name.
+      String stageName = "ringbatch_stage_" + Integer.toUnsignedString((table + '(' + names + ')').hashCode(), 36);
+      String stage = "pg_temp." + stageName;
       String keyList = String.join(", ", keys);
-      copySql = "COPY " + stage + " (" + names + ", " + ROW_COLUMN + ") FROM STDIN";
+      copySql = "COPY " + stage + " (" + names + ", " + ROW_COLUMN + ") FROM STDIN WITH (ENCODING 'UTF8')";
+      linePrefix = "COPY " + stageName + ", line ";
       stageSql = "CREATE TEMP TABLE " + stage + " ON COMMIT DROP AS SELECT " + names + ", 0 AS " + ROW_COLUMN
           + " FROM " + table + " WITH NO DATA";
       // Of the rows with one key only the first of the batch is offered, so a returned key names the row inserted.
@@ -156,9 +163,11 @@ final class CopyStatements<T> {
    * names none (a deferred constraint, a foreign key, an {@code AFTER} trigger, the idempotent move), or when the
    * line it names is not the row's: an error in the bulk insert of up to 1,000 buffered rows (a row too big for a
    * page, class {@code 54}; resources, system or internal errors, classes {@code 53}, {@code 58}, {@code XX})
-   * carries the line last read, not the line at fault.
+   * carries the line last read, not the line at fault. Read from the line of the error's context that starts with
+   * exactly this COPY's {@code "COPY <relation>, line "}, the number right after it: never a pattern that a table,
+   * column or value could imitate.
    */
-  static int refusedLine(Throwable e) {
+  int refusedLine(Throwable e) {
     String state = JdbcFailures.state(e);
     if (state != null && (state.startsWith("54") || state.startsWith("53") || state.startsWith("58")
         || state.startsWith("XX"))) {
@@ -170,18 +179,71 @@ final class CopyStatements<T> {
         ServerErrorMessage message = psql.getServerErrorMessage();
         String where = message == null ? null : message.getWhere();
         if (where != null) {
-          Matcher m = COPY_LINE.matcher(where);
-          if (m.find()) {
-            try {
-              return Integer.parseInt(m.group(1));
-            } catch (NumberFormatException tooLong) {
-              return -1;
+          for (String context : where.split("\n", -1)) {
+            if (context.startsWith(linePrefix)) {
+              return lineNumber(context, linePrefix.length());
             }
           }
         }
       }
     }
     return -1;
+  }
+
+  /** The digits at {@code from}, ended by the end of the context, a comma or a colon; else -1. */
+  private static int lineNumber(String context, int from) {
+    int end = from;
+    while (end < context.length() && end - from < 10 && Character.isDigit(context.charAt(end))
+        && context.charAt(end) < 128) {
+      end++;
+    }
+    if (end == from || end < context.length() && context.charAt(end) != ',' && context.charAt(end) != ':') {
+      return -1;
+    }
+    long line = Long.parseLong(context.substring(from, end));
+    return line > Integer.MAX_VALUE ? -1 : (int) line;
+  }
+
+  /**
+   * The name the server prints for {@code table} in an error context: its last part, a quoted one unquoted, an
+   * unquoted one folded to lower case (ASCII, as PostgreSQL folds identifiers), cut to 63 bytes. A name this reads
+   * wrongly only costs a halving: the context then matches no line.
+   */
+  static String relationName(String table) {
+    StringBuilder part = new StringBuilder();
+    boolean quoted = false;
+    boolean wasQuoted = false;
+    for (int i = 0; i < table.length(); i++) {
+      char ch = table.charAt(i);
+      if (quoted) {
+        if (ch == '"' && i + 1 < table.length() && table.charAt(i + 1) == '"') {
+          part.append('"');
+          i++;
+        } else if (ch == '"') {
+          quoted = false;
+        } else {
+          part.append(ch);
+        }
+      } else if (ch == '"') {
+        quoted = true;
+        wasQuoted = true;
+      } else if (ch == '.') {
+        part.setLength(0);
+        wasQuoted = false;
+      } else if (!Character.isWhitespace(ch)) {
+        part.append(ch >= 'A' && ch <= 'Z' && !wasQuoted ? (char) (ch + 32) : ch);
+      }
+    }
+    String last = part.toString();
+    byte[] utf8 = last.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    if (utf8.length <= 63) {
+      return last;
+    }
+    int cut = 63;
+    while (cut > 0 && (utf8[cut] & 0xC0) == 0x80) {
+      cut--; // never in the middle of a character
+    }
+    return new String(utf8, 0, cut, java.nio.charset.StandardCharsets.UTF_8);
   }
 
   @Override

@@ -107,10 +107,9 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     }
 
     /**
-     * Adds the next column. Its values are written in COPY's text format: numbers, {@code Boolean}s,
-     * {@code byte[]} ({@code bytea}), {@code UUID}s and {@code java.time} values as PostgreSQL reads them (a
-     * {@code ZonedDateTime} by its offset); any other object by its {@code toString()} (an enum's label, a JSON
-     * string for {@code jsonb}); {@code null} as SQL NULL.
+     * Adds the next column. Its values are written in COPY's text format by the contract of
+     * {@link dev.ringbatch.sink.PgValues} (the table is in {@code docs/sinks.md}): a value with no exact encoding
+     * fails its item alone, with an error naming the column, its Java type and the reason; {@code null} is SQL NULL.
      *
      * @param name the column's name, as SQL would name it
      * @param value reads the column's value from an item; an exception it throws fails that item alone
@@ -162,7 +161,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
      * once, each on its own connection with its own {@link PgCopySink}: one batch is copied while another
      * commits. Set the batcher's {@code maxInFlightBatches} to {@code connections}.
      *
-     * @throws IllegalArgumentException if {@code connections} is not positive
+     * @throws IllegalArgumentException if {@code connections} is not between 1 and 256
      * @throws IllegalStateException if no column was added
      */
     public OverlappingCopySink<T> buildOverlapping(int connections) {
@@ -317,7 +316,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       rows.fail(attempt[0], cause);
       return null;
     }
-    int line = CopyStatements.refusedLine(e);
+    int line = statements.refusedLine(e);
     if (line >= 1 && line <= attempt.length && !statements.idempotent()) {
       return salvage(attempt, line, e);
     }
@@ -373,7 +372,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
           copied = concat(copied, rest);
           break;
         } catch (SQLException e) {
-          int next = CopyStatements.refusedLine(e);
+          int next = statements.refusedLine(e);
           if (next < 1 || next > rest.length || JdbcFailures.statementLevel(e) || JdbcFailures.connectionLost(c, e)) {
             throw e;
           }
