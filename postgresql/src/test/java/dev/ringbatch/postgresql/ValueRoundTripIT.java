@@ -2,6 +2,7 @@ package dev.ringbatch.postgresql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.postgresql.ValueCases.Case;
@@ -32,7 +33,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The value-encoding contract on PostgreSQL 18: every value of {@link ValueCases}, written by every sink and mode,
  * reads back as exactly what was sent, or fails its own row alone, the error naming the column, the Java type and
  * the reason. The build runs it in two JVM default zones (Europe/Amsterdam, for the autumn hour lived twice, and
- * Asia/Kolkata, whose abbreviation IST PostgreSQL reads as Israel's): the sessions take the JVM's zone.
+ * Asia/Kolkata, whose abbreviation IST PostgreSQL reads as Israel's), with sessions at UTC.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ValueRoundTripIT {
@@ -56,7 +57,12 @@ class ValueRoundTripIT {
   @BeforeAll
   static void start() throws Exception {
     postgres = EmbeddedPostgres.builder().start();
-    pool = CopyDatabase.pool(postgres.getPort(), "ringbatch-values", 2);
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl("jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres?user=postgres");
+    // A session zone other than the JVM's (a role's or a pool's setting): nothing sent may depend on either
+    config.setConnectionInitSql("SET TimeZone = 'UTC'");
+    config.setMaximumPoolSize(2);
+    pool = new HikariDataSource(config);
   }
 
   @AfterAll
