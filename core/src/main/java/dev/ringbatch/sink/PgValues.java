@@ -28,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  * {@link JdbcBatchSink} sends each column as an array of these texts, and a rows sink's binder can bind one value
  * with {@link #set}: the same value is stored the same way whichever sink or mode. The table of types is in
  * {@code docs/sinks.md}. Never a {@code toString()} of a type PostgreSQL would read differently: a type not listed
- * is refused.
+ * is refused (an enum is sent by its {@code toString()}, its label).
  */
 public final class PgValues {
   /** PostgreSQL's range for {@code date}: 4714-11-24 BC (ISO year -4713) to 5874897-12-31. */
@@ -89,7 +89,7 @@ public final class PgValues {
       return s;
     }
     if (value instanceof Boolean b) {
-      return b ? "t" : "f";
+      return b ? "true" : "false"; // also what a text or jsonb column should hold
     }
     if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte
         || value instanceof BigInteger || value instanceof UUID || value instanceof Double
@@ -110,7 +110,11 @@ public final class PgValues {
       return bytea(data);
     }
     if (value instanceof Enum<?> e) {
-      return e.name(); // the constant's name, never an overridden toString()
+      String label = e.toString(); // the label it gives itself (a PostgreSQL enum's label), its name by default
+      if (label == null) {
+        throw refused(column, whole, "its toString() returned null");
+      }
+      return scalar(column, whole, label);
     }
     String time;
     try {

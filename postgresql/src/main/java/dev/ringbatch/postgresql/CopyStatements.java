@@ -73,6 +73,32 @@ final class CopyStatements<T> {
     }
   }
 
+  /**
+   * Which of the columns are arrays, read once from the table's metadata ({@code SELECT columns FROM table LIMIT 0})
+   * in the connection's transaction; null when that cannot be read (the COPY then meets the same problem and
+   * handles it). A failed read is rolled back, and a connection it finds lost discarded.
+   */
+  boolean @Nullable [] arrayColumns(BatchConnection connection) {
+    Connection c = null;
+    try {
+      c = connection.get();
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT " + String.join(", ",
+          columns.stream().map(CopyColumn::name).toList()) + " FROM " + table + " LIMIT 0")) {
+        java.sql.ResultSetMetaData meta = rs.getMetaData();
+        boolean[] arrays = new boolean[columns.size()];
+        for (int i = 0; i < arrays.length; i++) {
+          arrays[i] = meta.getColumnType(i + 1) == java.sql.Types.ARRAY;
+        }
+        return arrays;
+      }
+    } catch (SQLException | RuntimeException e) {
+      if (c != null && (!BatchConnection.rollback(c, e) || JdbcFailures.connectionLost(c, e))) {
+        connection.discard();
+      }
+      return null;
+    }
+  }
+
   static void requireArgument(boolean condition, String format, Object value) {
     if (!condition) {
       throw new IllegalArgumentException(String.format(Locale.ROOT, format, value));

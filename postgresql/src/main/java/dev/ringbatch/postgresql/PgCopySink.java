@@ -70,6 +70,8 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
   /** Whether rows of this batch may be in the table (committed, or told outcome unknown): it must not throw. */
   private boolean mayHaveWritten;
   private int deadOnBorrow;
+  /** Which columns are arrays, read on the first batch; null until read. */
+  private boolean @Nullable [] arrayColumns;
 
   PgCopySink(DataSource dataSource, CopyStatements<T> statements) {
     this.statements = statements;
@@ -180,7 +182,10 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     mayHaveWritten = false;
     deadOnBorrow = 0;
     try {
-      int[] encoded = rows.begin(batch);
+      if (arrayColumns == null) {
+        arrayColumns = statements.arrayColumns(connection);
+      }
+      int[] encoded = rows.begin(batch, arrayColumns);
       if (encoded.length > 0) {
         writeRows(encoded);
       }

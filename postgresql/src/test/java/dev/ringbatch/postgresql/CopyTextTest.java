@@ -31,8 +31,8 @@ class CopyTextTest {
     assertThat(encode("\\N")).isEqualTo("\\\\N"); // the text "\N", not NULL
     assertThat(encode("\\.")).isEqualTo("\\\\."); // not the end-of-data marker
     assertThat(encode("héllo €𝄞")).isEqualTo("héllo €𝄞");
-    assertThat(encode(true)).isEqualTo("t");
-    assertThat(encode(false)).isEqualTo("f");
+    assertThat(encode(true)).isEqualTo("true");
+    assertThat(encode(false)).isEqualTo("false");
     assertThat(encode(42L)).isEqualTo("42");
     assertThat(encode(new BigDecimal("1E+3"))).isEqualTo("1000");
     assertThat(encode(Double.NaN)).isEqualTo("NaN");
