@@ -70,6 +70,18 @@ class CopyTextTest {
     assertThat(text.bytes()[text.length() - 1]).isEqualTo((byte) '\n');
   }
 
+  @Test
+  void bufferGrownForAPeak_isGivenBack_onceABatchUsesUnderAQuarterOfIt() {
+    CopyText text = new CopyText();
+    text.value("c", "x".repeat(8 << 20));
+    int peak = text.bytes().length;
+    text.reset(); // the next batch starts after the 8 MB one: still needed, kept
+    assertThat(text.bytes().length).isEqualTo(peak);
+    text.value("c", "small");
+    text.reset(); // after a batch of 5 bytes
+    assertThat(text.bytes().length).isEqualTo(1 << 16);
+  }
+
   private static PSQLException error(String where) {
     return new PSQLException(new ServerErrorMessage("SERROR\0C23514\0Mnew row violates check constraint\0W" + where
         + "\0"));

@@ -2,7 +2,6 @@ package dev.ringbatch.postgresql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.ringbatch.sink.RecordingBatch;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -29,11 +28,8 @@ class PgCopyNamesIT {
   @BeforeAll
   static void start() throws Exception {
     postgres = EmbeddedPostgres.builder().start();
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl("jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres?user=postgres");
-    config.setConnectionInitSql("SET search_path = public, pg_temp"); // public first: a planted table wins
-    config.setMaximumPoolSize(2);
-    pool = new HikariDataSource(config);
+    // public first: a table planted there under the staging table's name would win over pg_temp's
+    pool = CopyDatabase.pool(postgres.getPort(), "ringbatch-names", 2, "SET search_path = public, pg_temp");
   }
 
   @AfterAll

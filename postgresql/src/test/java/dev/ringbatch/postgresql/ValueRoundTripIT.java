@@ -2,7 +2,6 @@ package dev.ringbatch.postgresql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.postgresql.ValueCases.Case;
@@ -57,12 +56,8 @@ class ValueRoundTripIT {
   @BeforeAll
   static void start() throws Exception {
     postgres = EmbeddedPostgres.builder().start();
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl("jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres?user=postgres");
     // A session zone other than the JVM's (a role's or a pool's setting): nothing sent may depend on either
-    config.setConnectionInitSql("SET TimeZone = 'UTC'");
-    config.setMaximumPoolSize(2);
-    pool = new HikariDataSource(config);
+    pool = CopyDatabase.pool(postgres.getPort(), "ringbatch-values", 2, "SET TimeZone = 'UTC'");
   }
 
   @AfterAll
