@@ -67,11 +67,6 @@ public final class PgValues {
     if (value == null) {
       return null;
     }
-    if (value instanceof CharSequence text) {
-      String s = text.toString();
-      checkText(column, value, s);
-      return s;
-    }
     if (value instanceof List<?> || value.getClass().isArray() && !(value instanceof byte[])
         && !(value instanceof char[])) {
       StringBuilder out = new StringBuilder();
@@ -85,6 +80,9 @@ public final class PgValues {
   private static String scalar(String column, Object whole, Object value) {
     if (value instanceof CharSequence text) {
       String s = text.toString();
+      if (s == null) {
+        throw refused(column, whole, "its toString() returned null");
+      }
       checkText(column, whole, s);
       return s;
     }

@@ -20,10 +20,17 @@ final class UnnestColumns<T> {
 
   record Column<T>(String sqlType, Function<? super T, ?> value) {}
 
+  /** How a refusal names each column: its parameter's position and array type. */
+  private final String[] labels;
+
   private final List<Column<T>> columns;
 
   UnnestColumns(List<Column<T>> columns) {
     this.columns = List.copyOf(columns);
+    this.labels = new String[columns.size()];
+    for (int k = 0; k < labels.length; k++) {
+      labels[k] = "parameter " + (k + 1) + " (" + columns.get(k).sqlType() + "[])";
+    }
   }
 
   List<Column<T>> columns() {
@@ -46,9 +53,8 @@ final class UnnestColumns<T> {
    */
   void extract(T item, Object[][] values, int at) {
     for (int k = 0; k < values.length; k++) {
-      Column<T> column = columns.get(k);
-      Object value = column.value().apply(item);
-      String name = "parameter " + (k + 1) + " (" + column.sqlType() + "[])";
+      Object value = columns.get(k).value().apply(item);
+      String name = labels[k];
       if (PgValues.isArray(value)) {
         throw PgValues.refused(name, value, "an unnest sink binds one value per row, and an array or List would"
             + " be unnested into rows: write array columns with PgCopySink or a rows sink");

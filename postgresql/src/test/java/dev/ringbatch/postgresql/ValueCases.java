@@ -71,6 +71,29 @@ final class ValueCases {
     }
   }
 
+  /** A CharSequence whose toString() returns null. */
+  static final class NullSequence implements CharSequence {
+    @Override
+    public int length() {
+      return 0;
+    }
+
+    @Override
+    public char charAt(int index) {
+      throw new IndexOutOfBoundsException(index);
+    }
+
+    @Override
+    public CharSequence subSequence(int start, int end) {
+      return this;
+    }
+
+    @Override
+    public String toString() {
+      return null;
+    }
+  }
+
   /** A value of a type the contract does not know, whose toString() returns null. */
   static final class NullText {
     @Override
@@ -160,6 +183,7 @@ final class ValueCases {
             c("lone surrogate", "a\ud800b", REFUSED),
             c("toString null", new NullText(), REFUSED),
             c("enum toString null", NullLabel.X, REFUSED),
+            c("CharSequence toString null", new NullSequence(), REFUSED),
             c("unknown type", new Object(), REFUSED),
             new Case("int[] into text", new int[] {1, 2}, REFUSED, true, "{\"1\",\"2\"}"),
             new Case("List into text", List.of("a"), REFUSED, true, "{\"a\"}"),
