@@ -342,8 +342,8 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
    * The server refused line {@code line} of {@code attempt} (its transaction rolled back): fails that row and copies
    * the rest in one new transaction. The rows before it passed the server's checks, so they are copied again as they
    * are; the rows after it may hold another refused row, so they are copied after a savepoint, and a refusal there
-   * rolls back to it and starts over the same way. k refused rows cost about 2k + 1 COPYs, of the rows not yet
-   * copied only, and one COMMIT (copying the whole rest again in a new transaction for each would copy k times as
+   * rolls back to it (and releases it) and starts over the same way. k refused rows cost about 2k + 1 COPYs, of the
+   * rows not yet copied only, k savepoints one after another (never nested), and one COMMIT (copying the whole rest again in a new transaction for each would copy k times as
    * many rows). Anything else that goes wrong rolls the transaction back and gives its rows back to the usual path.
    */
   private int @Nullable [] salvage(int[] attempt, int line, Throwable refusal) throws SQLException {
@@ -382,6 +382,9 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
             throw e;
           }
           c.rollback(beforeRest);
+          // Released, so that the next savepoint is not nested in it: k refused rows would otherwise hold k
+          // subtransactions, past PostgreSQL's cache of 64 per backend, which slows every snapshot
+          c.releaseSavepoint(beforeRest);
           rows.fail(rest[next - 1], JdbcFailures.rowCause(e));
           passed = Arrays.copyOfRange(rest, 0, next - 1);
           rest = Arrays.copyOfRange(rest, next, rest.length);

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Names another session or a table can play with: the idempotent sink's staging table is its session's own
- * whatever the search_path, and a table named like a line of COPY's error context does not blame the wrong row.
+ * whatever the search_path, and a table named like a line of COPY's error context does not blame the wrong row;
+ * and the session state a salvage leaves: one savepoint at a time, whatever the number of refused rows.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class PgCopyNamesIT {
@@ -72,5 +73,37 @@ class PgCopyNamesIT {
     assertThat(((SQLException) batch.failed().get(3)).getSQLState()).isEqualTo("23502");
     assertThat(batch.completed()).containsOnlyKeys(0, 1, 2, 4);
     assertThat(CopyDatabase.counts(postgres, "\"ev, line 1\"")).containsOnlyKeys(0L, 1L, 2L, 4L);
+  }
+
+  /**
+   * The salvage of k refused rows keeps at most one savepoint open: k nested ones would pass PostgreSQL's cache of 64
+   * subtransactions per backend (an overflow that slows every snapshot, on replicas too). A trigger records the most
+   * subtransactions with an id this backend held while copying, in a sequence (not rolled back).
+   */
+  @Test
+  void manyRefusedRows_salvagedWithoutNestingASavepointPerRow() throws Exception {
+    CopyDatabase.exec(postgres, "CREATE SEQUENCE most_subxacts MINVALUE 0 START 0",
+        "CREATE TABLE salvaged (id bigint, payload text NOT NULL CHECK (payload <> 'bad'))",
+        "CREATE FUNCTION count_subxacts() RETURNS trigger LANGUAGE plpgsql AS $$ DECLARE n int; BEGIN"
+            + " PERFORM pg_stat_clear_snapshot();"
+            + " SELECT s.subxact_count INTO n FROM pg_stat_get_backend_idset() b,"
+            + " LATERAL pg_stat_get_backend_subxact(b) s WHERE pg_stat_get_backend_pid(b) = pg_backend_pid();"
+            + " IF n > (SELECT last_value FROM most_subxacts) THEN PERFORM setval('most_subxacts', n); END IF;"
+            + " RETURN NEW; END $$",
+        "CREATE TRIGGER count_subxacts BEFORE INSERT ON salvaged FOR EACH ROW EXECUTE FUNCTION count_subxacts()");
+    PgCopySink<Event> sink = PgCopySink.<Event>into(pool, "salvaged").column("id", Event::id)
+        .column("payload", Event::payload).build();
+    List<Event> events = new java.util.ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      events.add(new Event(i, i % 3 == 1 ? "bad" : "p" + i)); // 100 refused rows, each after a good one
+    }
+    RecordingBatch<Event, Integer> batch = RecordingBatch.of(events);
+
+    sink.write(batch);
+
+    assertThat(batch.failed()).hasSize(100);
+    assertThat(batch.completed()).hasSize(200);
+    assertThat(CopyDatabase.queryLong(postgres, "SELECT last_value FROM most_subxacts")).as("most subtransactions")
+        .isLessThanOrEqualTo(2);
   }
 }
