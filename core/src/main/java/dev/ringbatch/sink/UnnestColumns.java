@@ -23,12 +23,17 @@ final class UnnestColumns<T> {
   /** How a refusal names each column: its parameter's position and array type. */
   private final String[] labels;
 
+  /** Each column's type, as its array type names it: where the text of a value depends on it. */
+  private final PgValues.Target[] targets;
+
   private final List<Column<T>> columns;
 
   UnnestColumns(List<Column<T>> columns) {
     this.columns = List.copyOf(columns);
     this.labels = new String[columns.size()];
+    this.targets = new PgValues.Target[columns.size()];
     for (int k = 0; k < labels.length; k++) {
+      targets[k] = PgValues.Target.of(columns.get(k).sqlType());
       labels[k] = "parameter " + (k + 1) + " (" + columns.get(k).sqlType() + "[])";
     }
   }
@@ -59,7 +64,7 @@ final class UnnestColumns<T> {
         throw PgValues.refused(name, value, "an unnest sink binds one value per row, and an array or List would"
             + " be unnested into rows: write array columns with PgCopySink or a rows sink");
       }
-      values[k][at] = PgValues.text(name, value);
+      values[k][at] = PgValues.text(name, value, targets[k]);
     }
   }
 

@@ -23,7 +23,7 @@ final class CopyRows<T> {
   /** Whether each line ends with the row's number in the batch (an idempotent sink's staging table). */
   private final boolean numbered;
   private final CopyText text = new CopyText();
-  private boolean @Nullable [] arrayColumns;
+  private PgValues.Target @Nullable [] targets;
 
   private @Nullable Batch<T, Integer> batch;
   /** Row i's line is {@code text[lineStart[i], lineStart[i + 1])}; empty when it failed to encode. */
@@ -38,12 +38,13 @@ final class CopyRows<T> {
 
   /**
    * Encodes the batch; returns the rows that encoded (the others are failed with what their functions threw, or with
-   * the encoding's refusal). {@code arrayColumns} says which columns are arrays (null: not known): an array or
+   * the encoding's refusal). {@code targets} says each column's type where the text depends on it (null: not
+   * known); an array or
    * {@code List} for any other column is refused, since a text column would store its literal.
    */
-  int[] begin(Batch<T, Integer> batch, boolean @Nullable [] arrayColumns) {
+  int[] begin(Batch<T, Integer> batch, PgValues.Target @Nullable [] targets) {
     this.batch = batch;
-    this.arrayColumns = arrayColumns;
+    this.targets = targets;
     int size = batch.size();
     if (lineStart.length < size + 1) {
       lineStart = new int[size + 1];
@@ -79,12 +80,12 @@ final class CopyRows<T> {
         throw new IllegalArgumentException("key column '" + column.name() + "' is null: an idempotent COPY sink"
             + " needs a value in every key column to tell which rows it wrote");
       }
-      boolean[] arrays = arrayColumns;
-      if (arrays != null && !arrays[c] && PgValues.isArray(value)) {
+      PgValues.Target target = targets == null ? PgValues.Target.UNKNOWN : targets[c];
+      if (target != PgValues.Target.ARRAY && target != PgValues.Target.UNKNOWN && PgValues.isArray(value)) {
         throw PgValues.refused(column.name(), value, "an array or List goes only into an array column, and this"
             + " column is not one");
       }
-      text.value(column.name(), value);
+      text.value(column.name(), value, target);
     }
     if (numbered) {
       text.tab();

@@ -2,6 +2,8 @@ package dev.ringbatch.postgresql;
 
 import dev.ringbatch.sink.BatchConnection;
 import dev.ringbatch.sink.JdbcFailures;
+import dev.ringbatch.sink.PgSession;
+import dev.ringbatch.sink.PgValues;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -65,38 +67,71 @@ final class CopyStatements<T> {
       insertSql = "WITH offered AS (SELECT DISTINCT ON (" + keyList + ") * FROM " + stage + " ORDER BY " + keyList
           + ", " + ROW_COLUMN + "), inserted AS (INSERT INTO " + table + " (" + names + ") SELECT " + names
           + " FROM offered ON CONFLICT (" + keyList + ") DO NOTHING RETURNING " + keyList + ")"
-          + " SELECT o." + ROW_COLUMN + " FROM offered o JOIN inserted USING (" + keyList + ")";
+          + " SELECT o." + ROW_COLUMN + " FROM offered o JOIN inserted i ON " + equal(keys, "o", "i");
       // A statement of its own, so that under READ COMMITTED it sees a row another transaction committed while the
       // move waited for it: that row's key is there.
       presentSql = "SELECT s." + ROW_COLUMN + " FROM " + stage + " s WHERE EXISTS (SELECT 1 FROM " + table + " t"
-          + " WHERE " + String.join(" AND ", keys.stream().map(k -> "t." + k + " = s." + k).toList()) + ")";
+          + " WHERE " + equal(keys, "t", "s") + ")";
     }
   }
 
   /**
-   * Which of the columns are arrays, read once from the table's metadata ({@code SELECT columns FROM table LIMIT 0})
-   * in the connection's transaction; null when that cannot be read (the COPY then meets the same problem and
-   * handles it). A failed read is rolled back, and a connection it finds lost discarded.
+   * Each column's type where the text of a value depends on it ({@link PgValues.Target}), read once from the
+   * catalog ({@code pg_attribute} of {@code table::regclass}, domains followed to their base type: readable
+   * without any privilege on the table) in the connection's transaction. A column the catalog does not list, or
+   * a lookup the server refuses, is {@link PgValues.Target#UNKNOWN} for the sink's life (the COPY meets the same
+   * problem and reports it); null only when the connection was lost, to be read again on the next batch. A failed
+   * read is rolled back, and a connection it finds lost discarded.
    */
-  boolean @Nullable [] arrayColumns(BatchConnection connection) {
+  PgValues.Target @Nullable [] targets(BatchConnection connection) {
+    PgValues.Target[] targets = new PgValues.Target[columns.size()];
+    java.util.Arrays.fill(targets, PgValues.Target.UNKNOWN);
     Connection c = null;
     try {
       c = connection.get();
-      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT " + String.join(", ",
-          columns.stream().map(CopyColumn::name).toList()) + " FROM " + table + " LIMIT 0")) {
-        java.sql.ResultSetMetaData meta = rs.getMetaData();
-        boolean[] arrays = new boolean[columns.size()];
-        for (int i = 0; i < arrays.length; i++) {
-          arrays[i] = meta.getColumnType(i + 1) == java.sql.Types.ARRAY;
+      try (PreparedStatement ps = c.prepareStatement(TYPES_SQL)) {
+        ps.setString(1, table);
+        try (ResultSet rs = ps.executeQuery()) {
+          connection.answered();
+          while (rs.next()) {
+            String name = rs.getString(1);
+            PgValues.Target target = "A".equals(rs.getString(3)) ? PgValues.Target.ARRAY
+                : PgValues.Target.of(rs.getString(2));
+            for (int i = 0; i < targets.length; i++) {
+              if (relationName(columns.get(i).name()).equals(name)) {
+                targets[i] = target;
+              }
+            }
+          }
         }
-        return arrays;
       }
+      return targets;
     } catch (SQLException | RuntimeException e) {
       if (c != null && (!BatchConnection.rollback(c, e) || JdbcFailures.connectionLost(c, e))) {
         connection.discard();
+        return null;
       }
-      return null;
+      return targets;
     }
+  }
+
+  /** A table's columns with the name and category of each one's type, domains followed to their base type. */
+  private static final String TYPES_SQL = "WITH RECURSIVE c(name, typ) AS (SELECT a.attname::text, a.atttypid"
+      + " FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) ?::text::pg_catalog.regclass"
+      + " AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped"
+      + " UNION ALL SELECT c.name, t.typbasetype FROM c"
+      + " JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) c.typ"
+      + " WHERE t.typtype OPERATOR(pg_catalog.=) 'd')"
+      + " SELECT c.name, t.typname::text, t.typcategory::text FROM c JOIN pg_catalog.pg_type t"
+      + " ON t.oid OPERATOR(pg_catalog.=) c.typ WHERE t.typtype OPERATOR(pg_catalog.<>) 'd'";
+
+  /**
+   * {@code a.k OPERATOR(pg_catalog.=) b.k AND ...}: an unqualified {@code =} would be looked up on the session's
+   * search_path, where a role that may create in an earlier schema could plant one that decides the outcomes.
+   */
+  private static String equal(List<String> keys, String a, String b) {
+    return String.join(" AND ",
+        keys.stream().map(k -> a + "." + k + " OPERATOR(pg_catalog.=) " + b + "." + k).toList());
   }
 
   static void requireArgument(boolean condition, String format, Object value) {
@@ -136,6 +171,7 @@ final class CopyStatements<T> {
    */
   long copy(Connection c, BatchConnection connection, CopyRows<T> rows, int[] attempt,
       int @Nullable [] results) throws SQLException {
+    PgSession.arrayNullsOn(c, false);
     if (stageSql != null) {
       try (Statement s = c.createStatement()) {
         s.execute(stageSql);
@@ -205,9 +241,12 @@ final class CopyStatements<T> {
         ServerErrorMessage message = psql.getServerErrorMessage();
         String where = message == null ? null : message.getWhere();
         if (where != null) {
-          for (String context : where.split("\n", -1)) {
-            if (context.startsWith(linePrefix)) {
-              return lineNumber(context, linePrefix.length());
+          // The last such line: the COPY's own context comes after those of what it ran (a trigger's dynamic
+          // SQL, whose context line can hold a row's value, "COPY <relation>, line 1" included)
+          String[] contexts = where.split("\n", -1);
+          for (int i = contexts.length - 1; i >= 0; i--) {
+            if (contexts[i].startsWith(linePrefix)) {
+              return lineNumber(contexts[i], linePrefix.length());
             }
           }
         }

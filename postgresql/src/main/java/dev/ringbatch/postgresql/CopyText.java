@@ -48,13 +48,13 @@ final class CopyText {
    *
    * @throws IllegalArgumentException if the value has no exact encoding (see {@link PgValues#text})
    */
-  void value(String column, @Nullable Object value) {
+  void value(String column, @Nullable Object value, PgValues.Target target) {
     if (value == null) {
       ascii("\\N");
     } else if (value instanceof String text) {
       text(column, text); // checked while it is escaped: one pass
     } else {
-      text(column, java.util.Objects.requireNonNull(PgValues.text(column, value)));
+      text(column, java.util.Objects.requireNonNull(PgValues.text(column, value, target)));
     }
   }
 

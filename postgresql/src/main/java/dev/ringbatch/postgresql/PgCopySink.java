@@ -7,6 +7,7 @@ import dev.ringbatch.BatchSink;
 import dev.ringbatch.OutcomeUnknownException;
 import dev.ringbatch.sink.BatchConnection;
 import dev.ringbatch.sink.JdbcFailures;
+import dev.ringbatch.sink.PgValues;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
@@ -71,7 +72,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
   private boolean mayHaveWritten;
   private int deadOnBorrow;
   /** Which columns are arrays, read on the first batch; null until read. */
-  private boolean @Nullable [] arrayColumns;
+  private PgValues.Target @Nullable [] targets;
 
   PgCopySink(DataSource dataSource, CopyStatements<T> statements) {
     this.statements = statements;
@@ -182,10 +183,10 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     mayHaveWritten = false;
     deadOnBorrow = 0;
     try {
-      if (arrayColumns == null) {
-        arrayColumns = statements.arrayColumns(connection);
+      if (targets == null) {
+        targets = statements.targets(connection);
       }
-      int[] encoded = rows.begin(batch, arrayColumns);
+      int[] encoded = rows.begin(batch, targets);
       if (encoded.length > 0) {
         writeRows(encoded);
       }

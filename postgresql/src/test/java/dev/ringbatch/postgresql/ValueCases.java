@@ -121,7 +121,11 @@ final class ValueCases {
     return List.of(
         new Group("timestamptz", "timestamptz", List.of(
             c("Instant", Instant.parse("2026-11-27T10:15:20.123456Z"), "2026-11-27 10:15:20.123456+00"),
-            c("Instant nanos rounded", Instant.parse("2026-11-27T10:15:20.123456500Z"), "2026-11-27 10:15:20.123457+00"),
+            // PostgreSQL's own rounding of .1234565 (rint of a double): 123456, not half up
+            c("Instant nanos rounded", Instant.parse("2026-11-27T10:15:20.123456500Z"),
+                "2026-11-27 10:15:20.123456+00"),
+            c("Instant nanos rounded up", Instant.parse("2026-11-27T10:15:20.123456501Z"),
+                "2026-11-27 10:15:20.123457+00"),
             c("Instant BC", Instant.parse("-0043-03-15T12:00:00Z"), "0044-03-15 12:00:00+00 BC"),
             c("Instant year 0", Instant.parse("0000-06-01T00:00:00Z"), "0001-06-01 00:00:00+00 BC"),
             c("Instant year 10000", Instant.parse("+10000-01-01T00:00:00Z"), "10000-01-01 00:00:00+00"),
