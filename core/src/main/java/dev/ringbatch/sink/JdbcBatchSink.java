@@ -249,7 +249,9 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     }
     int[] counts;
     try {
-      PgSession.arrayNullsOn(c, connection.autoCommit());
+      if (binder == null) { // unnest: every null of a column is an array literal's NULL
+        PgSession.arrayNullsOn(c, connection.autoCommit());
+      }
       counts = batchRows.execute(c, ps, rows);
     } catch (Throwable e) {
       // Not only SQLException: with assertions on, pgjdbc's executeBatch on a terminated backend throws

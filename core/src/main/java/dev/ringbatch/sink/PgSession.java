@@ -13,7 +13,8 @@ import java.util.WeakHashMap;
  * reads the {@code NULL} of an array literal (an unnest sink's column, an array value) as the string "NULL". Read
  * once per physical connection (one {@code SHOW}, remembered weakly by connection); on a connection where it is
  * off, each transaction turns it on for itself ({@code SET LOCAL}), and an autocommit one for the session. Normal
- * connections pay no round trip after the first. A setting changed later by the application is not seen.
+ * connections pay no round trip after the first. A setting changed later by the application is not seen. Used by
+ * the COPY and unnest sinks before each transaction, and by {@link PgValues#set} for an array that may hold a null.
  */
 public final class PgSession {
   /** Physical connection: whether array_nulls must be turned on in each of its transactions. */

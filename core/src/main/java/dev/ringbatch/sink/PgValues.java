@@ -77,6 +77,10 @@ public final class PgValues {
    */
   public static void set(PreparedStatement ps, int index, String column, @Nullable Object value) throws SQLException {
     String text = text(column, value);
+    if (text != null && isArray(value) && text.contains("NULL")) { // may hold a null element: needs array_nulls on
+      java.sql.Connection c = ps.getConnection();
+      PgSession.arrayNullsOn(c, c.getAutoCommit());
+    }
     if (text == null) {
       ps.setNull(index, Types.OTHER);
     } else {
