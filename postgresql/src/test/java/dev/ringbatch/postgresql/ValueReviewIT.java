@@ -415,7 +415,8 @@ class ValueReviewIT {
     CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS " + table,
         "CREATE TABLE " + table + " (id bigint PRIMARY KEY, v text)",
         "CREATE OR REPLACE FUNCTION rv_ctx_check() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-            + " IF NEW.v LIKE 'bad%' THEN EXECUTE format('SELECT 1/0 WHERE %L IS NOT NULL', NEW.v); END IF; RETURN NEW; END $$",
+            + " IF NEW.v LIKE 'bad%' THEN EXECUTE format('SELECT 1/0 WHERE %L IS NOT NULL', NEW.v); END IF;"
+            + " RETURN NEW; END $$",
         "CREATE TRIGGER rv_ctx_check BEFORE INSERT ON " + table + " FOR EACH ROW EXECUTE FUNCTION rv_ctx_check()");
     List<Row> rows = List.of(new Row(0, "good0"), new Row(1, "good1"),
         new Row(2, "bad\nCOPY " + table + ", line 1, column v"), new Row(3, "good3"));
@@ -630,7 +631,8 @@ class ValueReviewIT {
         try (ResultSet rs = s.executeQuery("SELECT '2026-01-01 00:00:00." + digits + "+00'::timestamptz::text, '"
             + PgValues.text("v", instant) + "'::timestamptz::text")) {
           rs.next();
-          System.out.println("[review] ." + digits + ": PostgreSQL " + rs.getString(1) + ", PgValues " + rs.getString(2));
+          System.out.println("[review] ." + digits + ": PostgreSQL " + rs.getString(1) + ", PgValues "
+              + rs.getString(2));
           soft.assertThat(rs.getString(2)).as("." + digits).isEqualTo(rs.getString(1));
         }
       }
