@@ -174,9 +174,11 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     }
 
     /**
-     * Adds the next array parameter. The column's values are passed to {@link Connection#createArrayOf} as an
-     * {@code Object[]}, or as a {@code byte[][]} when they are {@code byte[]}s ({@code bytea}), which the driver
-     * cannot take inside an {@code Object[]}.
+     * Adds the next array parameter. Each value is turned into its text by the contract of {@link PgValues} (the
+     * one {@code PgCopySink} uses; the table is in {@code docs/sinks.md}) and the column passed to
+     * {@link Connection#createArrayOf} as a {@code String[]}, which the server reads with {@code sqlType}'s input
+     * function. A value the contract refuses, or an array or {@code List} (unnest would flatten it into rows),
+     * fails its item alone with an error naming the parameter, the Java type and the reason.
      *
      * @param sqlType the element type for {@link Connection#createArrayOf}, e.g. {@code "bigint"}, {@code "text"}
      * @param value extracts the column's value from an item (boxed; {@code null} for SQL NULL)
@@ -247,6 +249,9 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     }
     int[] counts;
     try {
+      if (binder == null) { // unnest: every null of a column is an array literal's NULL
+        PgSession.arrayNullsOn(c, connection.autoCommit());
+      }
       counts = batchRows.execute(c, ps, rows);
     } catch (Throwable e) {
       // Not only SQLException: with assertions on, pgjdbc's executeBatch on a terminated backend throws

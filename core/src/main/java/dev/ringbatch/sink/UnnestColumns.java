@@ -20,10 +20,22 @@ final class UnnestColumns<T> {
 
   record Column<T>(String sqlType, Function<? super T, ?> value) {}
 
+  /** How a refusal names each column: its parameter's position and array type. */
+  private final String[] labels;
+
+  /** Each column's type, as its array type names it: where the text of a value depends on it. */
+  private final PgValues.Target[] targets;
+
   private final List<Column<T>> columns;
 
   UnnestColumns(List<Column<T>> columns) {
     this.columns = List.copyOf(columns);
+    this.labels = new String[columns.size()];
+    this.targets = new PgValues.Target[columns.size()];
+    for (int k = 0; k < labels.length; k++) {
+      targets[k] = PgValues.Target.of(columns.get(k).sqlType());
+      labels[k] = "parameter " + (k + 1) + " (" + columns.get(k).sqlType() + "[])";
+    }
   }
 
   List<Column<T>> columns() {
@@ -39,10 +51,20 @@ final class UnnestColumns<T> {
     return values;
   }
 
-  /** Puts {@code item}'s value of every column at {@code at}; throws whatever a column function throws. */
+  /**
+   * Puts the text of {@code item}'s value of every column at {@code at}, by the {@link PgValues} contract; throws
+   * whatever a column function throws, or the contract's refusal. An array or a {@code List} is refused: unnest
+   * takes one scalar per row and column, and would flatten it into rows.
+   */
   void extract(T item, Object[][] values, int at) {
     for (int k = 0; k < values.length; k++) {
-      values[k][at] = columns.get(k).value().apply(item);
+      Object value = columns.get(k).value().apply(item);
+      String name = labels[k];
+      if (PgValues.isArray(value)) {
+        throw PgValues.refused(name, value, "an unnest sink binds one value per row, and an array or List would"
+            + " be unnested into rows: write array columns with PgCopySink or a rows sink");
+      }
+      values[k][at] = PgValues.text(name, value, targets[k]);
     }
   }
 
@@ -56,7 +78,7 @@ final class UnnestColumns<T> {
     Array[] arrays = new Array[values.length];
     try {
       for (int k = 0; k < values.length; k++) {
-        arrays[k] = c.createArrayOf(columns.get(k).sqlType(), typed(values[k], rows));
+        arrays[k] = c.createArrayOf(columns.get(k).sqlType(), java.util.Arrays.copyOf(values[k], rows, String[].class));
         ps.setArray(k + 1, arrays[k]);
       }
       return reported(ps, ps.execute()) == rows ? 1 : Statement.SUCCESS_NO_INFO;
@@ -96,27 +118,4 @@ final class UnnestColumns<T> {
       results++;
     }
   }
-
-  /**
-   * The first {@code n} values, in a {@code byte[][]} when every non-null one is a {@code byte[]}: pgjdbc refuses a
-   * {@code byte[]} inside an {@code Object[]}, but encodes a {@code byte[][]} as {@code bytea[]}. Every other column
-   * stays an {@code Object[]}, whose elements the driver writes as text, whatever their class: a typed array would
-   * change how some are written (pgjdbc writes a {@code Boolean[]} as 1 and 0 for any type but {@code bool}).
-   */
-  static Object[] typed(Object[] values, int n) {
-    boolean bytes = false;
-    for (int i = 0; i < n; i++) {
-      Object value = values[i];
-      if (value != null) {
-        if (!(value instanceof byte[])) {
-          return java.util.Arrays.copyOf(values, n);
-        }
-        bytes = true;
-      }
-    }
-    Object[] typed = bytes ? new byte[n][] : new Object[n];
-    System.arraycopy(values, 0, typed, 0, n);
-    return typed;
-  }
-
 }

@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 20, item 4: unnest mode writes every common PostgreSQL type (uuid, jsonb, timestamptz, numeric, bytea,
- * text, NULLs) because each column is bound as an array of its values' own type; a text with a NUL, which
- * PostgreSQL cannot store, fails its row alone.
+ * Unnest mode writes every common PostgreSQL type (uuid, jsonb, timestamptz, numeric, bytea, text, NULLs): each
+ * value is sent as its text by the {@link PgValues} contract, which the server reads with the array's element type;
+ * a text with a NUL, which PostgreSQL cannot store, fails its row alone.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class JdbcUnnestTypesIT {

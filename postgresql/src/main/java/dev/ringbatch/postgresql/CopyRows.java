@@ -1,6 +1,7 @@
 package dev.ringbatch.postgresql;
 
 import dev.ringbatch.Batch;
+import dev.ringbatch.sink.PgValues;
 import java.sql.SQLException;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -22,6 +23,7 @@ final class CopyRows<T> {
   /** Whether each line ends with the row's number in the batch (an idempotent sink's staging table). */
   private final boolean numbered;
   private final CopyText text = new CopyText();
+  private PgValues.Target @Nullable [] targets;
 
   private @Nullable Batch<T, Integer> batch;
   /** Row i's line is {@code text[lineStart[i], lineStart[i + 1])}; empty when it failed to encode. */
@@ -34,9 +36,15 @@ final class CopyRows<T> {
     this.numbered = numbered;
   }
 
-  /** Encodes the batch; returns the rows that encoded (the others are failed with what their functions threw). */
-  int[] begin(Batch<T, Integer> batch) {
+  /**
+   * Encodes the batch; returns the rows that encoded (the others are failed with what their functions threw, or with
+   * the encoding's refusal). {@code targets} says each column's type where the text depends on it (null: not
+   * known); an array or
+   * {@code List} for any other column is refused, since a text column would store its literal.
+   */
+  int[] begin(Batch<T, Integer> batch, PgValues.Target @Nullable [] targets) {
     this.batch = batch;
+    this.targets = targets;
     int size = batch.size();
     if (lineStart.length < size + 1) {
       lineStart = new int[size + 1];
@@ -72,7 +80,12 @@ final class CopyRows<T> {
         throw new IllegalArgumentException("key column '" + column.name() + "' is null: an idempotent COPY sink"
             + " needs a value in every key column to tell which rows it wrote");
       }
-      text.value(column.name(), value);
+      PgValues.Target target = targets == null ? PgValues.Target.UNKNOWN : targets[c];
+      if (target != PgValues.Target.ARRAY && target != PgValues.Target.UNKNOWN && PgValues.isArray(value)) {
+        throw PgValues.refused(column.name(), value, "an array or List goes only into an array column, and this"
+            + " column is not one");
+      }
+      text.value(column.name(), value, target);
     }
     if (numbered) {
       text.tab();

@@ -2,6 +2,8 @@ package dev.ringbatch.postgresql;
 
 import dev.ringbatch.sink.BatchConnection;
 import dev.ringbatch.sink.JdbcFailures;
+import dev.ringbatch.sink.PgSession;
+import dev.ringbatch.sink.PgValues;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -9,8 +11,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyIn;
@@ -23,8 +23,6 @@ import org.postgresql.util.ServerErrorMessage;
  * {@code INSERT ... ON CONFLICT DO NOTHING} that moves it, returning which rows it inserted.
  */
 final class CopyStatements<T> {
-  /** The server's error context for a row of a COPY: {@code COPY events, line 5, column id: "x"}. */
-  private static final Pattern COPY_LINE = Pattern.compile("^COPY .+?, line (\\d+)", Pattern.MULTILINE);
   /** The staging table's column holding each row's index in the batch. */
   private static final String ROW_COLUMN = "ringbatch_row";
 
@@ -35,6 +33,12 @@ final class CopyStatements<T> {
   private final @Nullable String stageSql;
   private final @Nullable String insertSql;
   private final @Nullable String presentSql;
+  /**
+   * How the server's error context names a line of this COPY: {@code "COPY " + relation name + ", line "}, the
+   * relation name as the server prints it (unqualified, unquoted), so that a table named {@code "ev, line 1"} or a
+   * value containing {@code ", line 2"} cannot be mistaken for the line number.
+   */
+  private final String linePrefix;
 
   CopyStatements(String table, List<CopyColumn<T>> columns, List<String> keys) {
     this.table = table;
@@ -42,28 +46,92 @@ final class CopyStatements<T> {
     this.keys = keys;
     String names = String.join(", ", columns.stream().map(CopyColumn::name).toList());
     if (keys.isEmpty()) {
-      copySql = "COPY " + table + " (" + names + ") FROM STDIN";
+      copySql = "COPY " + table + " (" + names + ") FROM STDIN WITH (ENCODING 'UTF8')";
+      linePrefix = "COPY " + relationName(table) + ", line ";
       stageSql = null;
       insertSql = null;
       presentSql = null;
     } else {
       // A staging table per transaction, made from the table as it is now (one kept for the session would keep
       // column types an ALTER TABLE has since changed), dropped by the COMMIT or the rollback.
-      String stage = "ringbatch_stage_" + Integer.toUnsignedString((table + '(' + names + ')').hashCode(), 36);
+      // Always named in pg_temp, the session's own schema: with a search_path that lists pg_temp after public, an
+      // unqualified name would find a table another session planted in public under the same name.
+      String stageName = "ringbatch_stage_" + Integer.toUnsignedString((table + '(' + names + ')').hashCode(), 36);
+      String stage = "pg_temp." + stageName;
       String keyList = String.join(", ", keys);
-      copySql = "COPY " + stage + " (" + names + ", " + ROW_COLUMN + ") FROM STDIN";
+      copySql = "COPY " + stage + " (" + names + ", " + ROW_COLUMN + ") FROM STDIN WITH (ENCODING 'UTF8')";
+      linePrefix = "COPY " + stageName + ", line ";
       stageSql = "CREATE TEMP TABLE " + stage + " ON COMMIT DROP AS SELECT " + names + ", 0 AS " + ROW_COLUMN
           + " FROM " + table + " WITH NO DATA";
       // Of the rows with one key only the first of the batch is offered, so a returned key names the row inserted.
       insertSql = "WITH offered AS (SELECT DISTINCT ON (" + keyList + ") * FROM " + stage + " ORDER BY " + keyList
           + ", " + ROW_COLUMN + "), inserted AS (INSERT INTO " + table + " (" + names + ") SELECT " + names
           + " FROM offered ON CONFLICT (" + keyList + ") DO NOTHING RETURNING " + keyList + ")"
-          + " SELECT o." + ROW_COLUMN + " FROM offered o JOIN inserted USING (" + keyList + ")";
+          + " SELECT o." + ROW_COLUMN + " FROM offered o JOIN inserted i ON " + equal(keys, "o", "i");
       // A statement of its own, so that under READ COMMITTED it sees a row another transaction committed while the
       // move waited for it: that row's key is there.
       presentSql = "SELECT s." + ROW_COLUMN + " FROM " + stage + " s WHERE EXISTS (SELECT 1 FROM " + table + " t"
-          + " WHERE " + String.join(" AND ", keys.stream().map(k -> "t." + k + " = s." + k).toList()) + ")";
+          + " WHERE " + equal(keys, "t", "s") + ")";
     }
+  }
+
+  /**
+   * Each column's type where the text of a value depends on it ({@link PgValues.Target}), read once from the
+   * catalog ({@code pg_attribute} of {@code table::regclass}, domains followed to their base type: readable
+   * without any privilege on the table) in the connection's transaction. A column the catalog does not list, or
+   * a lookup the server refuses, is {@link PgValues.Target#UNKNOWN} for the sink's life (the COPY meets the same
+   * problem and reports it); null only when the connection was lost, to be read again on the next batch. A failed
+   * read is rolled back, and a connection it finds lost discarded.
+   */
+  PgValues.Target @Nullable [] targets(BatchConnection connection) {
+    PgValues.Target[] targets = new PgValues.Target[columns.size()];
+    java.util.Arrays.fill(targets, PgValues.Target.UNKNOWN);
+    Connection c = null;
+    try {
+      c = connection.get();
+      try (PreparedStatement ps = c.prepareStatement(TYPES_SQL)) {
+        ps.setString(1, table);
+        try (ResultSet rs = ps.executeQuery()) {
+          connection.answered();
+          while (rs.next()) {
+            String name = rs.getString(1);
+            PgValues.Target target = "A".equals(rs.getString(3)) ? PgValues.Target.ARRAY
+                : PgValues.Target.of(rs.getString(2));
+            for (int i = 0; i < targets.length; i++) {
+              if (relationName(columns.get(i).name()).equals(name)) {
+                targets[i] = target;
+              }
+            }
+          }
+        }
+      }
+      return targets;
+    } catch (SQLException | RuntimeException e) {
+      if (c != null && (!BatchConnection.rollback(c, e) || JdbcFailures.connectionLost(c, e))) {
+        connection.discard();
+        return null;
+      }
+      return targets;
+    }
+  }
+
+  /** A table's columns with the name and category of each one's type, domains followed to their base type. */
+  private static final String TYPES_SQL = "WITH RECURSIVE c(name, typ) AS (SELECT a.attname::text, a.atttypid"
+      + " FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) ?::text::pg_catalog.regclass"
+      + " AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped"
+      + " UNION ALL SELECT c.name, t.typbasetype FROM c"
+      + " JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) c.typ"
+      + " WHERE t.typtype OPERATOR(pg_catalog.=) 'd')"
+      + " SELECT c.name, t.typname::text, t.typcategory::text FROM c JOIN pg_catalog.pg_type t"
+      + " ON t.oid OPERATOR(pg_catalog.=) c.typ WHERE t.typtype OPERATOR(pg_catalog.<>) 'd'";
+
+  /**
+   * {@code a.k OPERATOR(pg_catalog.=) b.k AND ...}: an unqualified {@code =} would be looked up on the session's
+   * search_path, where a role that may create in an earlier schema could plant one that decides the outcomes.
+   */
+  private static String equal(List<String> keys, String a, String b) {
+    return String.join(" AND ",
+        keys.stream().map(k -> a + "." + k + " OPERATOR(pg_catalog.=) " + b + "." + k).toList());
   }
 
   static void requireArgument(boolean condition, String format, Object value) {
@@ -103,6 +171,7 @@ final class CopyStatements<T> {
    */
   long copy(Connection c, BatchConnection connection, CopyRows<T> rows, int[] attempt,
       int @Nullable [] results) throws SQLException {
+    PgSession.arrayNullsOn(c, false);
     if (stageSql != null) {
       try (Statement s = c.createStatement()) {
         s.execute(stageSql);
@@ -156,9 +225,11 @@ final class CopyStatements<T> {
    * names none (a deferred constraint, a foreign key, an {@code AFTER} trigger, the idempotent move), or when the
    * line it names is not the row's: an error in the bulk insert of up to 1,000 buffered rows (a row too big for a
    * page, class {@code 54}; resources, system or internal errors, classes {@code 53}, {@code 58}, {@code XX})
-   * carries the line last read, not the line at fault.
+   * carries the line last read, not the line at fault. Read from the line of the error's context that starts with
+   * exactly this COPY's {@code "COPY <relation>, line "}, the number right after it: never a pattern that a table,
+   * column or value could imitate.
    */
-  static int refusedLine(Throwable e) {
+  int refusedLine(Throwable e) {
     String state = JdbcFailures.state(e);
     if (state != null && (state.startsWith("54") || state.startsWith("53") || state.startsWith("58")
         || state.startsWith("XX"))) {
@@ -170,18 +241,74 @@ final class CopyStatements<T> {
         ServerErrorMessage message = psql.getServerErrorMessage();
         String where = message == null ? null : message.getWhere();
         if (where != null) {
-          Matcher m = COPY_LINE.matcher(where);
-          if (m.find()) {
-            try {
-              return Integer.parseInt(m.group(1));
-            } catch (NumberFormatException tooLong) {
-              return -1;
+          // The last such line: the COPY's own context comes after those of what it ran (a trigger's dynamic
+          // SQL, whose context line can hold a row's value, "COPY <relation>, line 1" included)
+          String[] contexts = where.split("\n", -1);
+          for (int i = contexts.length - 1; i >= 0; i--) {
+            if (contexts[i].startsWith(linePrefix)) {
+              return lineNumber(contexts[i], linePrefix.length());
             }
           }
         }
       }
     }
     return -1;
+  }
+
+  /** The digits at {@code from}, ended by the end of the context, a comma or a colon; else -1. */
+  private static int lineNumber(String context, int from) {
+    int end = from;
+    while (end < context.length() && end - from < 10 && Character.isDigit(context.charAt(end))
+        && context.charAt(end) < 128) {
+      end++;
+    }
+    if (end == from || end < context.length() && context.charAt(end) != ',' && context.charAt(end) != ':') {
+      return -1;
+    }
+    long line = Long.parseLong(context.substring(from, end));
+    return line > Integer.MAX_VALUE ? -1 : (int) line;
+  }
+
+  /**
+   * The name the server prints for {@code table} in an error context: its last part, a quoted one unquoted, an
+   * unquoted one folded to lower case (ASCII, as PostgreSQL folds identifiers), cut to 63 bytes. A name this reads
+   * wrongly only costs a halving: the context then matches no line.
+   */
+  static String relationName(String table) {
+    StringBuilder part = new StringBuilder();
+    boolean quoted = false;
+    boolean wasQuoted = false;
+    for (int i = 0; i < table.length(); i++) {
+      char ch = table.charAt(i);
+      if (quoted) {
+        if (ch == '"' && i + 1 < table.length() && table.charAt(i + 1) == '"') {
+          part.append('"');
+          i++;
+        } else if (ch == '"') {
+          quoted = false;
+        } else {
+          part.append(ch);
+        }
+      } else if (ch == '"') {
+        quoted = true;
+        wasQuoted = true;
+      } else if (ch == '.') {
+        part.setLength(0);
+        wasQuoted = false;
+      } else if (!Character.isWhitespace(ch)) {
+        part.append(ch >= 'A' && ch <= 'Z' && !wasQuoted ? (char) (ch + 32) : ch);
+      }
+    }
+    String last = part.toString();
+    byte[] utf8 = last.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    if (utf8.length <= 63) {
+      return last;
+    }
+    int cut = 63;
+    while (cut > 0 && (utf8[cut] & 0xC0) == 0x80) {
+      cut--; // never in the middle of a character
+    }
+    return new String(utf8, 0, cut, java.nio.charset.StandardCharsets.UTF_8);
   }
 
   @Override

@@ -1,30 +1,24 @@
 package dev.ringbatch.postgresql;
 
-import java.math.BigDecimal;
-import java.math.BigInteger;
-import java.time.Instant;
-import java.time.LocalDate;
-import java.time.LocalDateTime;
-import java.time.LocalTime;
-import java.time.OffsetDateTime;
-import java.time.OffsetTime;
-import java.time.ZonedDateTime;
+import dev.ringbatch.sink.PgValues;
 import java.util.Arrays;
-import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The rows of one batch in PostgreSQL's COPY text format, UTF-8, in one growing buffer: columns separated by a
  * tab, rows ended by a newline, {@code \N} for NULL, and backslash, tab, newline and carriage return escaped.
- * Values are written as PostgreSQL reads them back: numbers, booleans ({@code t}/{@code f}), {@code byte[]} as
- * {@code bytea} hex, UUIDs, {@code java.time} values in ISO 8601 (a {@link ZonedDateTime} by its offset), anything
- * else (an enum too) by {@code toString()}. Reused batch after batch; consumer thread only.
+ * Each value is the text {@link PgValues} gives it, the contract every PostgreSQL sink shares. Reused batch after
+ * batch; consumer thread only.
  */
 final class CopyText {
   private byte[] bytes = new byte[1 << 16];
   private int length;
 
+  /** Starts a batch; a buffer grown past 4 MB for a peak is given back once a batch uses under a quarter of it. */
   void reset() {
+    if (bytes.length > 1 << 22 && length < bytes.length / 4) {
+      bytes = new byte[Math.max(1 << 16, 2 * length)];
+    }
     length = 0;
   }
 
@@ -50,38 +44,21 @@ final class CopyText {
   }
 
   /**
-   * Appends one value of {@code column}.
+   * Appends one value of {@code column}: its text by {@link PgValues}, escaped for COPY.
    *
-   * @throws IllegalArgumentException if the value cannot be stored: text with a NUL character or a lone
-   *     surrogate
+   * @throws IllegalArgumentException if the value has no exact encoding (see {@link PgValues#text})
    */
-  void value(String column, @Nullable Object value) {
+  void value(String column, @Nullable Object value, PgValues.Target target) {
     if (value == null) {
       ascii("\\N");
-    } else if (value instanceof CharSequence text) {
-      text(column, text);
-    } else if (value instanceof Boolean b) {
-      put((byte) (b ? 't' : 'f'));
-    } else if (value instanceof Integer || value instanceof Long || value instanceof Short
-        || value instanceof Byte || value instanceof BigInteger || value instanceof BigDecimal
-        || value instanceof UUID || value instanceof Instant || value instanceof OffsetDateTime
-        || value instanceof LocalDateTime || value instanceof LocalDate || value instanceof LocalTime
-        || value instanceof OffsetTime) {
-      ascii(value.toString()); // ASCII, and nothing in it needs escaping
-    } else if (value instanceof Double || value instanceof Float) {
-      ascii(value.toString()); // NaN, Infinity and -Infinity are spelled as PostgreSQL spells them
-    } else if (value instanceof ZonedDateTime zoned) {
-      ascii(zoned.toOffsetDateTime().toString()); // PostgreSQL does not read the [Region/City] suffix
-    } else if (value instanceof byte[] data) {
-      hex(data);
-    } else if (value instanceof char[] chars) {
-      text(column, new String(chars));
+    } else if (value instanceof String text) {
+      text(column, text); // checked while it is escaped: one pass
     } else {
-      text(column, String.valueOf(value));
+      text(column, java.util.Objects.requireNonNull(PgValues.text(column, value, target)));
     }
   }
 
-  private void text(String column, CharSequence s) {
+  private void text(String column, String s) {
     int n = s.length();
     ensure(n);
     for (int i = 0; i < n; i++) {
@@ -92,8 +69,7 @@ final class CopyText {
           case '\t' -> ascii("\\t");
           case '\n' -> ascii("\\n");
           case '\r' -> ascii("\\r");
-          case 0 -> throw new IllegalArgumentException("column '" + column + "': text contains a NUL character"
-              + " (U+0000) at index " + i + ", which PostgreSQL cannot store in text");
+          case 0 -> throw PgValues.nul(column, s, i);
           default -> put((byte) ch);
         }
       } else if (ch < 0x800) {
@@ -102,9 +78,7 @@ final class CopyText {
       } else if (Character.isSurrogate(ch)) {
         int cp = i + 1 < n && Character.isHighSurrogate(ch) ? Character.toCodePoint(ch, s.charAt(i + 1)) : -1;
         if (cp < 0 || !Character.isLowSurrogate(s.charAt(i + 1))) {
-          throw new IllegalArgumentException("column '" + column + "': text contains a lone surrogate U+"
-              + Integer.toHexString(ch).toUpperCase(java.util.Locale.ROOT) + " at index " + i
-              + ", which is not valid UTF-8");
+          throw PgValues.loneSurrogate(column, s, ch, i);
         }
         i++;
         put((byte) (0xF0 | (cp >> 18)));
@@ -116,18 +90,6 @@ final class CopyText {
         put((byte) (0x80 | ((ch >> 6) & 0x3F)));
         put((byte) (0x80 | (ch & 0x3F)));
       }
-    }
-  }
-
-  private static final byte[] HEX = "0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-
-  /** {@code bytea} in hex, its backslash escaped for the text format: {@code \\x0aff}. */
-  private void hex(byte[] data) {
-    ensure(3 + 2 * data.length);
-    ascii("\\\\x");
-    for (byte b : data) {
-      bytes[length++] = HEX[(b >> 4) & 0xF];
-      bytes[length++] = HEX[b & 0xF];
     }
   }
 

@@ -33,6 +33,8 @@ import java.util.function.Supplier;
  */
 public final class OverlappingCopySink<T> implements AsyncBatchSink<T, Integer>, AutoCloseable {
   private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
+  /** At most this many connections and copier threads: each holds a connection and a COPY buffer. */
+  static final int MAX_CONNECTIONS = 256;
 
   private final BlockingQueue<PgCopySink<T>> idle;
   /** Every sink, for {@link #toString()}; only {@link #idle} ones may be closed. */
@@ -42,7 +44,8 @@ public final class OverlappingCopySink<T> implements AsyncBatchSink<T, Integer>,
   private final ExecutorService completers;
 
   OverlappingCopySink(Supplier<PgCopySink<T>> sink, int connections, String table) {
-    CopyStatements.requireArgument(connections > 0, "connections must be positive but was %s", connections);
+    CopyStatements.requireArgument(connections > 0 && connections <= MAX_CONNECTIONS,
+        "connections must be between 1 and " + MAX_CONNECTIONS + " but was %s", connections);
     idle = new ArrayBlockingQueue<>(connections);
     for (int i = 0; i < connections; i++) {
       PgCopySink<T> s = sink.get();

@@ -7,6 +7,7 @@ import dev.ringbatch.BatchSink;
 import dev.ringbatch.OutcomeUnknownException;
 import dev.ringbatch.sink.BatchConnection;
 import dev.ringbatch.sink.JdbcFailures;
+import dev.ringbatch.sink.PgValues;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
@@ -70,6 +71,8 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
   /** Whether rows of this batch may be in the table (committed, or told outcome unknown): it must not throw. */
   private boolean mayHaveWritten;
   private int deadOnBorrow;
+  /** Which columns are arrays, read on the first batch; null until read. */
+  private PgValues.Target @Nullable [] targets;
 
   PgCopySink(DataSource dataSource, CopyStatements<T> statements) {
     this.statements = statements;
@@ -107,10 +110,9 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     }
 
     /**
-     * Adds the next column. Its values are written in COPY's text format: numbers, {@code Boolean}s,
-     * {@code byte[]} ({@code bytea}), {@code UUID}s and {@code java.time} values as PostgreSQL reads them (a
-     * {@code ZonedDateTime} by its offset); any other object by its {@code toString()} (an enum's label, a JSON
-     * string for {@code jsonb}); {@code null} as SQL NULL.
+     * Adds the next column. Its values are written in COPY's text format by the contract of
+     * {@link dev.ringbatch.sink.PgValues} (the table is in {@code docs/sinks.md}): a value with no exact encoding
+     * fails its item alone, with an error naming the column, its Java type and the reason; {@code null} is SQL NULL.
      *
      * @param name the column's name, as SQL would name it
      * @param value reads the column's value from an item; an exception it throws fails that item alone
@@ -162,7 +164,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
      * once, each on its own connection with its own {@link PgCopySink}: one batch is copied while another
      * commits. Set the batcher's {@code maxInFlightBatches} to {@code connections}.
      *
-     * @throws IllegalArgumentException if {@code connections} is not positive
+     * @throws IllegalArgumentException if {@code connections} is not between 1 and 256
      * @throws IllegalStateException if no column was added
      */
     public OverlappingCopySink<T> buildOverlapping(int connections) {
@@ -181,7 +183,10 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     mayHaveWritten = false;
     deadOnBorrow = 0;
     try {
-      int[] encoded = rows.begin(batch);
+      if (targets == null) {
+        targets = statements.targets(connection);
+      }
+      int[] encoded = rows.begin(batch, targets);
       if (encoded.length > 0) {
         writeRows(encoded);
       }
@@ -317,7 +322,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       rows.fail(attempt[0], cause);
       return null;
     }
-    int line = CopyStatements.refusedLine(e);
+    int line = statements.refusedLine(e);
     if (line >= 1 && line <= attempt.length && !statements.idempotent()) {
       return salvage(attempt, line, e);
     }
@@ -338,8 +343,8 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
    * The server refused line {@code line} of {@code attempt} (its transaction rolled back): fails that row and copies
    * the rest in one new transaction. The rows before it passed the server's checks, so they are copied again as they
    * are; the rows after it may hold another refused row, so they are copied after a savepoint, and a refusal there
-   * rolls back to it and starts over the same way. k refused rows cost about 2k + 1 COPYs, of the rows not yet
-   * copied only, and one COMMIT (copying the whole rest again in a new transaction for each would copy k times as
+   * rolls back to it (and releases it) and starts over the same way. k refused rows cost about 2k + 1 COPYs, of the
+   * rows not yet copied only, k savepoints one after another (never nested), and one COMMIT (copying the whole rest again in a new transaction for each would copy k times as
    * many rows). Anything else that goes wrong rolls the transaction back and gives its rows back to the usual path.
    */
   private int @Nullable [] salvage(int[] attempt, int line, Throwable refusal) throws SQLException {
@@ -373,11 +378,14 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
           copied = concat(copied, rest);
           break;
         } catch (SQLException e) {
-          int next = CopyStatements.refusedLine(e);
+          int next = statements.refusedLine(e);
           if (next < 1 || next > rest.length || JdbcFailures.statementLevel(e) || JdbcFailures.connectionLost(c, e)) {
             throw e;
           }
           c.rollback(beforeRest);
+          // Released, so that the next savepoint is not nested in it: k refused rows would otherwise hold k
+          // subtransactions, past PostgreSQL's cache of 64 per backend, which slows every snapshot
+          c.releaseSavepoint(beforeRest);
           rows.fail(rest[next - 1], JdbcFailures.rowCause(e));
           passed = Arrays.copyOfRange(rest, 0, next - 1);
           rest = Arrays.copyOfRange(rest, next, rest.length);

@@ -9,6 +9,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.HashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The COPY sink tests' database helpers: pools (directly or through a proxy), a table whose COPY statements are
@@ -37,7 +38,13 @@ final class CopyDatabase {
   }
 
   static HikariDataSource pool(int port, String application, int size) {
+    return pool(port, application, size, null);
+  }
+
+  /** A pool whose every connection first runs {@code initSql} (a session setting), if not null. */
+  static HikariDataSource pool(int port, String application, int size, @Nullable String initSql) {
     HikariConfig config = new HikariConfig();
+    config.setConnectionInitSql(initSql);
     config.setJdbcUrl("jdbc:postgresql://localhost:" + port + "/postgres?user=postgres&ApplicationName=" + application
         + "&prepareThreshold=0"); // statement text in every message, so a proxy can recognise it
     config.setMaximumPoolSize(size);

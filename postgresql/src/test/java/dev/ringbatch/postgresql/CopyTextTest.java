@@ -20,7 +20,7 @@ import org.postgresql.util.ServerErrorMessage;
 class CopyTextTest {
   private static String encode(Object value) {
     CopyText text = new CopyText();
-    text.value("c", value);
+    text.value("c", value, dev.ringbatch.sink.PgValues.Target.UNKNOWN);
     return new String(text.bytes(), 0, text.length(), StandardCharsets.UTF_8);
   }
 
@@ -31,19 +31,19 @@ class CopyTextTest {
     assertThat(encode("\\N")).isEqualTo("\\\\N"); // the text "\N", not NULL
     assertThat(encode("\\.")).isEqualTo("\\\\."); // not the end-of-data marker
     assertThat(encode("héllo €𝄞")).isEqualTo("héllo €𝄞");
-    assertThat(encode(true)).isEqualTo("t");
-    assertThat(encode(false)).isEqualTo("f");
+    assertThat(encode(true)).isEqualTo("true");
+    assertThat(encode(false)).isEqualTo("false");
     assertThat(encode(42L)).isEqualTo("42");
-    assertThat(encode(new BigDecimal("1E+3"))).isEqualTo("1E+3");
+    assertThat(encode(new BigDecimal("1E+3"))).isEqualTo("1000");
     assertThat(encode(Double.NaN)).isEqualTo("NaN");
     assertThat(encode(Double.NEGATIVE_INFINITY)).isEqualTo("-Infinity");
     assertThat(encode(new byte[] {0, 10, (byte) 0xff})).isEqualTo("\\\\x000aff");
     UUID uuid = UUID.randomUUID();
     assertThat(encode(uuid)).isEqualTo(uuid.toString());
-    assertThat(encode(Instant.parse("2026-11-25T10:15:30Z"))).isEqualTo("2026-11-25T10:15:30Z");
+    assertThat(encode(Instant.parse("2026-11-25T10:15:30Z"))).isEqualTo("2026-11-25 10:15:30+00");
     assertThat(encode(LocalDate.of(2026, 11, 25))).isEqualTo("2026-11-25");
     assertThat(encode(ZonedDateTime.of(2026, 11, 25, 10, 0, 0, 0, ZoneId.of("Europe/Paris"))))
-        .isEqualTo("2026-11-25T10:00+01:00");
+        .isEqualTo("2026-11-25 10:00:00+01:00");
     assertThat(encode(Thread.State.NEW)).isEqualTo("NEW");
     assertThat(encode(new StringBuilder("x\ty"))).isEqualTo("x\\ty");
   }
@@ -63,11 +63,23 @@ class CopyTextTest {
     CopyText text = new CopyText();
     String value = "x".repeat(1000);
     for (int i = 0; i < 1000; i++) {
-      text.value("c", value);
+      text.value("c", value, dev.ringbatch.sink.PgValues.Target.UNKNOWN);
       text.newline();
     }
     assertThat(text.length()).isEqualTo(1001 * 1000);
     assertThat(text.bytes()[text.length() - 1]).isEqualTo((byte) '\n');
+  }
+
+  @Test
+  void bufferGrownForAPeak_isGivenBack_onceABatchUsesUnderAQuarterOfIt() {
+    CopyText text = new CopyText();
+    text.value("c", "x".repeat(8 << 20), dev.ringbatch.sink.PgValues.Target.UNKNOWN);
+    int peak = text.bytes().length;
+    text.reset(); // the next batch starts after the 8 MB one: still needed, kept
+    assertThat(text.bytes().length).isEqualTo(peak);
+    text.value("c", "small", dev.ringbatch.sink.PgValues.Target.UNKNOWN);
+    text.reset(); // after a batch of 5 bytes
+    assertThat(text.bytes().length).isEqualTo(1 << 16);
   }
 
   private static PSQLException error(String where) {
@@ -75,17 +87,40 @@ class CopyTextTest {
         + "\0"));
   }
 
+  private static int refusedLine(String table, Throwable e) {
+    return new CopyStatements<String>(table, java.util.List.of(new CopyColumn<>("payload", p -> p)),
+        java.util.List.of()).refusedLine(e);
+  }
+
   @Test
   void refusedLine_isTheCopysLine_notAFunctionsLine() {
-    assertThat(CopyStatements.refusedLine(error("COPY events, line 5, column payload: \"bad\""))).isEqualTo(5);
-    assertThat(CopyStatements.refusedLine(error("COPY events, line 12"))).isEqualTo(12);
-    assertThat(CopyStatements.refusedLine(error("PL/pgSQL function check_row() line 3 at RAISE\nCOPY events,"
+    assertThat(refusedLine("events", error("COPY events, line 5, column payload: \"bad\""))).isEqualTo(5);
+    assertThat(refusedLine("events", error("COPY events, line 12"))).isEqualTo(12);
+    assertThat(refusedLine("events", error("PL/pgSQL function check_row() line 3 at RAISE\nCOPY events,"
         + " line 7"))).isEqualTo(7);
-    assertThat(CopyStatements.refusedLine(error("COPY events, line 9, column payload: \"x, line 2\"")))
-        .isEqualTo(9);
-    assertThat(CopyStatements.refusedLine(error("SQL statement \"INSERT INTO x\""))).isEqualTo(-1);
-    assertThat(CopyStatements.refusedLine(new java.sql.SQLException("no server message"))).isEqualTo(-1);
-    assertThat(CopyStatements.refusedLine(new RuntimeException(error("COPY t, line 3")))).isEqualTo(3);
+    assertThat(refusedLine("events", error("COPY events, line 9, column payload: \"x, line 2\""))).isEqualTo(9);
+    assertThat(refusedLine("events", error("SQL statement \"INSERT INTO x\""))).isEqualTo(-1);
+    assertThat(refusedLine("events", new java.sql.SQLException("no server message"))).isEqualTo(-1);
+    assertThat(refusedLine("t", new RuntimeException(error("COPY t, line 3")))).isEqualTo(3);
+  }
+
+  @Test
+  void refusedLine_ofATableNamedLikeALine_isTheLineAfterTheName() {
+    assertThat(refusedLine("\"ev, line 1\"", error("COPY ev, line 1, line 4, column payload: null input")))
+        .isEqualTo(4);
+    assertThat(refusedLine("audit.\"Ev\"\"s\"", error("COPY Ev\"s, line 2"))).isEqualTo(2);
+    assertThat(refusedLine("Audit.Events", error("COPY events, line 6: \"x\""))).isEqualTo(6);
+    assertThat(refusedLine("events", error("COPY events2, line 6"))).isEqualTo(-1);
+  }
+
+  @Test
+  void buildOverlapping_withAHugeConnectionCount_isRefusedNamingConnections_beforeAllocating() {
+    PgCopySink.Builder<String> builder = PgCopySink.<String>into(new PGSimpleDataSource(), "t").column("a", s -> s);
+    assertThatThrownBy(() -> builder.buildOverlapping(Integer.MAX_VALUE))
+        .isExactlyInstanceOf(IllegalArgumentException.class)
+        .hasMessage("connections must be between 1 and 256 but was 2147483647");
+    assertThatThrownBy(() -> builder.buildOverlapping(0)).isExactlyInstanceOf(IllegalArgumentException.class)
+        .hasMessage("connections must be between 1 and 256 but was 0");
   }
 
   @Test
