@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Timeout;
  * what the contract promises. Every test writes a good neighbour row too, and prints what each mode did.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-class ValueReviewIT {
+class ValueEdgeCasesIT {
   private static EmbeddedPostgres postgres;
   private static HikariDataSource pool;
 
@@ -68,15 +68,15 @@ class ValueReviewIT {
   private static BatchSink<Row, Integer> sink(DataSource ds, Mode mode, String table, String pgType) {
     String unnest = "INSERT INTO " + table + " (id, v) SELECT * FROM unnest(?::bigint[], ?::" + pgType + "[])";
     return switch (mode) {
-      case COPY -> PgCopySink.<Row>into(ds, table).column("id", Row::id).column("v", ValueReviewIT::valueOf).build();
+      case COPY -> PgCopySink.<Row>into(ds, table).column("id", Row::id).column("v", ValueEdgeCasesIT::valueOf).build();
       case COPY_IDEMPOTENT -> PgCopySink.<Row>into(ds, table).column("id", Row::id)
-          .column("v", ValueReviewIT::valueOf).idempotentOn("id").build();
+          .column("v", ValueEdgeCasesIT::valueOf).idempotentOn("id").build();
       case ROWS -> JdbcBatchSink.<Row>of(ds, "INSERT INTO " + table + " (id, v) VALUES (?, ?)", (ps, row) -> {
         PgValues.set(ps, 1, "id", row.id());
         PgValues.set(ps, 2, "v", valueOf(row));
       });
       case UNNEST -> JdbcBatchSink.<Row>unnest(ds, unnest).column("bigint", Row::id)
-          .column(pgType, ValueReviewIT::valueOf).build();
+          .column(pgType, ValueEdgeCasesIT::valueOf).build();
     };
   }
 
@@ -338,7 +338,7 @@ class ValueReviewIT {
       soft.assertThat(r.failed().get(0)).as(mode + ": fails").isNotNull();
       if (r.failed().get(0) != null) {
         soft.assertThat(r.failed().get(0).getMessage()).as(mode + ": error names the column and type")
-            .contains(column(mode)).contains("ValueReviewIT$1");
+            .contains(column(mode)).contains("ValueEdgeCasesIT$1");
         soft.assertThat(r.failed().get(0).getCause()).as(mode + ": the thrown exception is the cause")
             .hasMessage("boom");
       }
