@@ -28,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  * consumer reads while a batch's observation starts.
  */
 public class CallerTraceContexts implements BatchSinkDecorator {
-  /** The most links a batch's span carries: the first items' callers, each once. */
+  /** The most links a batch's span carries: those of the first this many items' callers, each once. */
   public static final int MAX_LINKS = 128;
 
   private final Tracer tracer;
@@ -74,14 +74,17 @@ public class CallerTraceContexts implements BatchSinkDecorator {
     }
   }
 
-  /** The links to the callers of the batch's first items, at most {@link #MAX_LINKS}, each span once. */
+  /**
+   * The links to the callers of the batch's first {@link #MAX_LINKS} items, each span once: the consumer looks
+   * up no more than that many items per batch, and none when no caller is noted.
+   */
   List<Link> links(BatchWriteObservation.BatchContext batch) {
     if (contexts.isEmpty()) {
       return List.of();
     }
     List<Link> links = new ArrayList<>();
     Set<String> spans = new HashSet<>();
-    for (int i = 0, size = batch.size(); i < size && links.size() < MAX_LINKS; i++) {
+    for (int i = 0, end = Math.min(batch.size(), MAX_LINKS); i < end; i++) {
       @Nullable TraceContext context = contexts.get(new Identity(batch.item(i)));
       if (context != null && spans.add(context.traceId() + '/' + context.spanId())) {
         links.add(new Link(context));
