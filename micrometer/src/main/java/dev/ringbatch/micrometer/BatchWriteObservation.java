@@ -136,7 +136,7 @@ public final class BatchWriteObservation {
 
   /** Starts the observation, or returns null (and the batch is written unobserved) if a handler throws. */
   private static @Nullable Observation start(ObservationRegistry registry, String name, Batch<?, ?> batch) {
-    return guarded("starting", () -> Observation.createNotStarted(NAME, registry)
+    return guarded("starting", () -> Observation.createNotStarted(NAME, () -> new BatchContext(batch), registry)
         .contextualName(name + " batch write")
         .lowCardinalityKeyValue("name", name)
         .highCardinalityKeyValue("size", Integer.toString(batch.size()))
@@ -173,6 +173,29 @@ public final class BatchWriteObservation {
         // the logging backend is user code too
       }
       return null;
+    }
+  }
+
+  /**
+   * The observation's context: a handler starting the observation (a tracing handler adding span links, say) can
+   * read the batch's items there. Read them only in {@code onStart}: the batch is the core's, valid while its
+   * write runs, and its items are the callers'.
+   */
+  public static final class BatchContext extends Observation.Context {
+    private final Batch<?, ?> batch;
+
+    BatchContext(Batch<?, ?> batch) {
+      this.batch = batch;
+    }
+
+    /** The number of items in the batch. */
+    public int size() {
+      return batch.size();
+    }
+
+    /** The item at {@code index}, in submission order. */
+    public Object item(int index) {
+      return batch.item(index);
     }
   }
 

@@ -21,6 +21,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.jdbc.support.SQLExceptionTranslator;
 
 /**
  * With Spring JDBC on the class path, a sink's SQLExceptions reach the callers as Spring's DataAccessExceptions,
@@ -106,6 +107,46 @@ class SqlExceptionTranslationTest {
           (Batch<Integer, Void> batch) -> batch.fail(0, DUPLICATE));
 
       assertThat(failure(batcher.submit(1))).isSameAs(DUPLICATE);
+    });
+  }
+
+  @Test
+  void translatorThrows_onRowFailure_rowFailsWithTheSqlException_andTheOtherRowsAreWritten() {
+    SQLException duplicate = new SQLException("duplicate key value", "23505");
+    IllegalStateException broken = new IllegalStateException("translator bug");
+    runner.withBean(SQLExceptionTranslator.class, () -> (task, sql, e) -> {
+      throw broken;
+    }).withBean(BatcherConfigCustomizer.class, () -> BatcherConfigCustomizer.of("salvaged",
+        b -> b.maxBatchSize(2).linger(Duration.ofSeconds(30)))) // one batch of both rows
+        .run(context -> {
+      Batcher<Integer, String> batcher = context.getBean(BatcherFactory.class).create("salvaged",
+          (Batch<Integer, String> batch) -> {
+            batch.fail(0, duplicate); // refused rows first, as PgCopySink reports a COPY's salvage
+            batch.completeRemaining("written");
+          });
+      CompletableFuture<String> refused = batcher.submit(1);
+      CompletableFuture<String> written = batcher.submit(2);
+
+      assertThat(failure(refused)).isSameAs(duplicate);
+      assertThat(duplicate.getSuppressed()).containsExactly(broken);
+      assertThat(written).succeedsWithin(Duration.ofSeconds(10)).isEqualTo("written");
+    });
+  }
+
+  @Test
+  void translatorThrows_onBatchFailure_callersGetTheSqlException_withTheTranslatorsFailureSuppressed() {
+    SQLException lost = new SQLException("connection lost", "08006");
+    IllegalStateException broken = new IllegalStateException("translator bug");
+    runner.withBean(SQLExceptionTranslator.class, () -> (task, sql, e) -> {
+      throw broken;
+    }).run(context -> {
+      Batcher<Integer, Void> batcher = context.getBean(BatcherFactory.class).create("thrown",
+          (Batch<Integer, Void> batch) -> {
+            throw lost;
+          });
+
+      assertThat(failure(batcher.submit(1))).isSameAs(lost);
+      assertThat(lost.getSuppressed()).containsExactly(broken);
     });
   }
 

@@ -2,6 +2,7 @@ package dev.ringbatch.spring.boot;
 
 import dev.ringbatch.AsyncBatchSink;
 import dev.ringbatch.BatchSink;
+import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
 
 /**
@@ -17,6 +18,15 @@ public interface BatchSinkDecorator {
 
   /** Returns the asynchronous {@code sink}, of the batcher {@code name}, wrapped. */
   <T, R> AsyncBatchSink<T, R> decorateAsync(String name, AsyncBatchSink<T, R> sink);
+
+  /**
+   * Returns the batcher {@code name}, built on the decorated sinks, wrapped: what must run on the callers'
+   * threads (capturing their trace context, say). Its {@code close} must close {@code batcher}. The factory
+   * registers, returns and closes what this returns. Returns {@code batcher} unchanged by default.
+   */
+  default <T, R> Batcher<T, R> decorate(String name, Batcher<T, R> batcher) {
+    return batcher;
+  }
 
   /**
    * Returns the configuration of the batcher {@code name} adjusted to what the decorator changes, after the

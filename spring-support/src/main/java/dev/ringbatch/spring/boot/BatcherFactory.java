@@ -295,6 +295,10 @@ public class BatcherFactory implements AutoCloseable {
       throw e;
     }
     sinks.put(batcher, ownSinks);
+    Batcher<T, R> built = batcher;
+    batcher = decorate(name, built); // closes the built batcher and its sinks if a decorator fails
+    sinks.remove(built);
+    sinks.put(batcher, ownSinks);
     synchronized (listeners) {
       created.add(batcher);
       try {
@@ -351,6 +355,21 @@ public class BatcherFactory implements AutoCloseable {
       made.add(requireNonNull(sink, "sinks returned null for shard " + shard));
       return decorate(name, sink);
     };
+  }
+
+  /** The batcher wrapped by the decorators; if one fails, the batcher is closed and the name released. */
+  private <T, R> Batcher<T, R> decorate(String name, Batcher<T, R> built) {
+    Batcher<T, R> batcher = built;
+    try {
+      for (BatchSinkDecorator decorator : decorators) {
+        batcher = requireNonNull(decorator.decorate(name, batcher), "a BatchSinkDecorator returned a null batcher");
+      }
+    } catch (RuntimeException | Error e) {
+      release(name);
+      closeAndLog(built, properties.getShutdownTimeout(), "closed: a BatchSinkDecorator failed to wrap it");
+      throw e;
+    }
+    return batcher;
   }
 
   private <T, R> BatchSink<T, R> decorate(String name, BatchSink<T, R> sink) {

@@ -111,14 +111,37 @@ public class SqlExceptionTranslatingSinkDecorator implements BatchSinkDecorator 
     return failure instanceof SQLException sql ? translateSql(name, sql) : failure;
   }
 
-  /** The translation of {@code sql} if the translator knows it, else {@code sql}. */
+  /**
+   * The translation of {@code sql} if the translator knows it, else {@code sql}. The translator is the
+   * application's code, called here inside a sink's {@code Batch.fail}: if it throws, {@code sql} stays the
+   * failure, the translator's throwable attached to it as suppressed (once per class), and the sink goes on;
+   * a translator's bug never turns the rows a sink wrote into failures.
+   */
   private Exception translateSql(String name, SQLException sql) {
-    @Nullable DataAccessException translated = translator.translate("ringbatch batcher '" + name + "'", null, sql);
+    @Nullable DataAccessException translated;
+    try {
+      translated = translator.translate("ringbatch batcher '" + name + "'", null, sql);
+    } catch (RuntimeException | LinkageError | AssertionError e) {
+      attachOnce(sql, e);
+      return sql;
+    }
     if (translated == null) {
       return sql;
     }
     originals.put(translated, sql);
     return translated;
+  }
+
+  /** Adds {@code thrown} to {@code sql}'s suppressed, unless one of its class is there: bounded per row. */
+  private static void attachOnce(SQLException sql, Throwable thrown) {
+    synchronized (sql) {
+      for (Throwable suppressed : sql.getSuppressed()) {
+        if (suppressed.getClass() == thrown.getClass()) {
+          return;
+        }
+      }
+      sql.addSuppressed(thrown);
+    }
   }
 
   /** The sink's batch, translating each failure the sink records. */
