@@ -191,7 +191,7 @@ final class PgTimes {
     }
   }
 
-  /** A numeric offset: {@code +05:30}, {@code -03}, {@code +00:19:32}; never a zone abbreviation. */
+  /** A numeric offset: {@code +05:30}, {@code -03:00}, {@code +00:19:32}; never a zone abbreviation. */
   private static String offset(ZoneOffset offset) {
     int total = offset.getTotalSeconds();
     StringBuilder out = new StringBuilder(9).append(total < 0 ? '-' : '+');

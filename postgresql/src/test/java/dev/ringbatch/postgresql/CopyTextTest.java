@@ -40,7 +40,7 @@ class CopyTextTest {
     assertThat(encode(new byte[] {0, 10, (byte) 0xff})).isEqualTo("\\\\x000aff");
     UUID uuid = UUID.randomUUID();
     assertThat(encode(uuid)).isEqualTo(uuid.toString());
-    assertThat(encode(Instant.parse("2026-11-25T10:15:30Z"))).isEqualTo("2026-11-25 10:15:30+00");
+    assertThat(encode(Instant.parse("2026-11-25T10:15:30Z"))).isEqualTo("2026-11-25 10:15:30+00:00");
     assertThat(encode(LocalDate.of(2026, 11, 25))).isEqualTo("2026-11-25");
     assertThat(encode(ZonedDateTime.of(2026, 11, 25, 10, 0, 0, 0, ZoneId.of("Europe/Paris"))))
         .isEqualTo("2026-11-25 10:00:00+01:00");
