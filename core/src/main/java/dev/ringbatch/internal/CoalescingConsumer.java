@@ -9,7 +9,6 @@ import dev.ringbatch.BatchLimits;
 import dev.ringbatch.Ticker;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -157,7 +156,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private void failOwnHoldings(CompletableFuture<Void> recorded) {
     Abandonment abandonment = new Abandonment();
     try {
-      failHoldings(abandonment, System.nanoTime() + TimeUnit.SECONDS.toNanos(1)); // no close waits: no bound but the scan's
+      failHoldings(abandonment, System.nanoTime() + PublishWait.MAX_NANOS); // no close waits: the scan's own bound
       holdings.failOwn(abandonment, recorded);
     } catch (RuntimeException | Error e) {
       recorded.complete(null); // no recorders will run (a no-op if they did): a close must not wait for them
