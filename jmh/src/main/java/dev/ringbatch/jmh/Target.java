@@ -52,6 +52,8 @@ abstract class Target {
         return new Ringbatch(WaitMode.BLOCKING, capacity, maxBatch, counting);
       case "ringbatch-yielding":
         return new Ringbatch(WaitMode.YIELDING, capacity, maxBatch, counting);
+      case "ringbatch-itemwaits": // with a recorder asking for item waits, as BatcherMetrics does by default
+        return new Ringbatch(WaitMode.BLOCKING, capacity, maxBatch, counting).timingItemWaits();
       case "ringbatch-vconsumer": // the consumer on a virtual thread, beside virtual callers (JDK 21+)
         return new Ringbatch(WaitMode.BLOCKING, capacity, maxBatch, counting, VirtualThreads.factory());
       case "abq":
@@ -75,6 +77,23 @@ abstract class Target {
     }
   }
 
+  /** Sums the item waits it is told; the volatile writes keep the JIT from removing the work. */
+  static final class ItemWaitSums implements dev.ringbatch.stats.StatsRecorder {
+    private volatile long items;
+    private volatile long totalNanos;
+
+    @Override
+    public boolean recordsItemWaits() {
+      return true;
+    }
+
+    @Override
+    public void recordItemWaits(int count, long totalWaitNanos, long maxWaitNanos) {
+      items += count; // one writer: the consumer thread
+      totalNanos += totalWaitNanos;
+    }
+  }
+
   static final class Ringbatch extends Target {
     private final Batcher<Long, Void> batcher;
 
@@ -90,6 +109,12 @@ abstract class Target {
         config.threadFactory(consumerThreads);
       }
       batcher = Batcher.of("bench", config.build(), BatchSink.noResult(writer::accept));
+    }
+
+    /** Adds a recorder that asks for item waits and sums them, as a meter would: every item is stamped. */
+    Ringbatch timingItemWaits() {
+      batcher.addStatsRecorder(new ItemWaitSums());
+      return this;
     }
 
     @Override
