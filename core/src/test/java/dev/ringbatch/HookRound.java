@@ -178,7 +178,10 @@ final class HookRound {
       AtomicInteger shard = new AtomicInteger();
       b.threadFactory(r -> {
         fault.strike(Hook.FACTORY);
-        Thread t = new Thread(r, "ringbatch-" + name + (mode == Mode.SHARDED ? "-" + shard.getAndIncrement() : "")) {
+        // The factory makes the consumers and the close helper: the helper is named as the library's own is.
+        boolean consumer = r.getClass().getSimpleName().equals("CoalescingConsumer");
+        Thread t = new Thread(r, "ringbatch-" + name + (!consumer ? "-close"
+            : mode == Mode.SHARDED ? "-" + shard.getAndIncrement() : "")) {
           @Override
           public void interrupt() { // user code too: a close that took over from a call out runs it
             // the library's calls only (a close's); the agitator's are the test's own
@@ -189,7 +192,9 @@ final class HookRound {
           }
         };
         t.setDaemon(true);
-        consumerThreads.add(t);
+        if (consumer) {
+          consumerThreads.add(t);
+        }
         return t;
       });
     }

@@ -430,10 +430,18 @@ class OfferFailureHandlerAndWaitTest {
     assertThat(s.failed()).as(s.toString()).isEqualTo(40);
   }
 
+  /**
+   * A close runs the user code after its report on one helper thread, in the consumer's order (the callers, then
+   * the flushes): an abandoned item's dependent action that blocks holds up a flush taken before the close, as it
+   * would on the consumer thread, but never the close; the flush is told, as failed, once the action returns.
+   */
   @Test
-  void abandonedItemsBlockingDependent_holdsUpNoEarlierFlush() throws Exception {
+  void abandonedItemsBlockingDependent_holdsUpNeitherTheClose_andTheEarlierFlushIsToldWhenItReturns()
+      throws Exception {
     CountDownLatch never = new CountDownLatch(1);
     CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch inAction = new CountDownLatch(1);
+    CountDownLatch actionRelease = new CountDownLatch(1);
     BatchSink<String, Integer> sink = batch -> {
       entered.countDown();
       while (never.getCount() > 0) {
@@ -448,8 +456,9 @@ class OfferFailureHandlerAndWaitTest {
       assertThat(entered.await(5, SECONDS)).isTrue();
       CompletableFuture<Integer> queued = b.submit("queued");
       queued.whenComplete((r, t) -> {
-        while (never.getCount() > 0) {
-          try { never.await(); } catch (InterruptedException e) { /* a slow dependent action */ }
+        inAction.countDown();
+        while (actionRelease.getCount() > 0) {
+          try { actionRelease.await(); } catch (InterruptedException e) { /* a slow dependent action */ }
         }
       });
       CompletableFuture<Void> flush = b.flush();
@@ -458,9 +467,13 @@ class OfferFailureHandlerAndWaitTest {
       long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       assertThat(tookMs).as("close(200ms) took; " + report).isLessThan(200 + 1500);
       assertThat(report.abandoned()).as(report.toString()).isGreaterThanOrEqualTo(1);
+      assertThat(inAction.await(5, SECONDS)).as("the abandoned item's dependent action runs").isTrue();
+      assertThat(flush).as("held up by the dependent action before it").isNotDone();
+      actionRelease.countDown();
       Throwable cause = failedWithin(flush, 3); // flush obtained before close: told the close abandoned items
       assertThat(cause).isInstanceOf(BatcherClosedException.class);
     } finally {
+      actionRelease.countDown();
       never.countDown();
     }
   }

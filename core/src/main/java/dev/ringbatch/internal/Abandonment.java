@@ -86,6 +86,12 @@ final class Abandonment {
     return stragglerCause;
   }
 
+  /** Whether nothing was gathered: nobody to tell, count or watch. */
+  boolean isEmpty() {
+    return items == 0 && failedBySink == 0 && futures.isEmpty() && failedOffers.isEmpty() && notes.isEmpty()
+        && stragglers.isEmpty();
+  }
+
   /** Items abandoned: their callers are told the batcher closed before (or while) they were written. */
   long items() {
     return items;

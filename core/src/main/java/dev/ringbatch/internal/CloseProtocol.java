@@ -5,8 +5,8 @@ import dev.ringbatch.BatcherStats;
 import dev.ringbatch.CloseReport;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -17,10 +17,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Closing a batcher, as a straight script: begin (refuse new items) → publish the close marker → wait for the
- * consumer to write everything before it → if time ran out, take over ({@link HandOver}) → fail only what the
- * consumer provably will not touch → report. Runs once, on the first closing thread; later and concurrent
- * calls wait for that close's report up to their own timeout, and a call from the closing thread itself (a
- * dependent action of a future this close failed) returns at once.
+ * consumer to write everything before it → if time ran out, give up and take over ({@link HandOver}) → fail only
+ * what the consumer provably will not touch → report → tell, on the {@link CloseHelper}: the user code that follows
+ * the report never runs on the closing thread, which waits for it only until the end of its one grace. Runs once,
+ * on the first closing thread; later and concurrent calls wait for that close's report up to their own timeout,
+ * and a call from a thread completing futures the close waits for returns at once. A sharded batcher runs the same
+ * steps, each for all its shards before the next, and one helper for them all.
  *
  * <p>The closing thread's interrupt does not cut the drain short: {@code close(timeout)} waits the whole
  * timeout for a healthy sink, and the interrupt flag is set again on return.
@@ -34,8 +36,6 @@ final class CloseProtocol {
    */
   static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
-  /** The user-code wait's slices, between which it checks its {@link PauseAwareDeadline}. */
-  private static final long USER_CODE_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
   /** How often a close waiting for the drain checks that the consumer thread is still alive. */
   private static final long THREAD_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
@@ -49,15 +49,13 @@ final class CloseProtocol {
   private final HandOver handOver;
   private final FlushWaiters flushWaiters;
   private final GuardedStatsRecorders recorders;
-  /** False for a shard: its sharded batcher tells the shared recorders once, when every shard is closed. */
-  private final boolean reportsClose;
+  /** Runs the user code after the report; a shard's is its sharded batcher's, which runs all shards' at once. */
+  private final @Nullable CloseHelper helper;
   private final Supplier<BatcherStats> stats;
 
   private final AtomicReference<@Nullable CompletableFuture<CloseReport>> first = new AtomicReference<>();
   /** Completed with the report as soon as it is out, before any user code runs. */
   private final CompletableFuture<CloseReport> published = new CompletableFuture<>();
-  /** Completed once the recorders were told ({@link #recorded}). */
-  private final CompletableFuture<Void> recorded = new CompletableFuture<>();
   private volatile @Nullable Thread closingThread;
   private volatile long startNanos;
   private volatile long abandoned;
@@ -70,7 +68,7 @@ final class CloseProtocol {
 
   CloseProtocol(String name, int ringSize, PublishGate gate, CoalescingConsumer<?, ?> consumer, Holdings<?, ?> holdings,
       Thread consumerThread, HandOver handOver, FlushWaiters flushWaiters, GuardedStatsRecorders recorders,
-      boolean reportsClose, Supplier<BatcherStats> stats) {
+      @Nullable CloseHelper helper, Supplier<BatcherStats> stats) {
     this.name = name;
     this.ringSize = ringSize;
     this.gate = gate;
@@ -80,7 +78,7 @@ final class CloseProtocol {
     this.handOver = handOver;
     this.flushWaiters = flushWaiters;
     this.recorders = recorders;
-    this.reportsClose = reportsClose;
+    this.helper = helper;
     this.stats = stats;
   }
 
@@ -91,14 +89,6 @@ final class CloseProtocol {
   /** Completes with the close's report as soon as it is out, before the user code that follows it. */
   CompletableFuture<CloseReport> published() {
     return published;
-  }
-
-  /**
-   * Completes once the close has told its recorders (of abandoned items, and that it closed): a sharded batcher
-   * tells its own recorders after its shards'. Never completed with user code as a dependent.
-   */
-  CompletableFuture<Void> recorded() {
-    return recorded;
   }
 
   /** The failure flushes get after a close that abandoned items; null otherwise. */
@@ -126,7 +116,6 @@ final class CloseProtocol {
       return done;
     } catch (RuntimeException | Error e) {
       published.completeExceptionally(e);
-      recorded.complete(null); // nothing more will be told
       mine.completeExceptionally(e);
       throw e;
     } finally {
@@ -138,12 +127,67 @@ final class CloseProtocol {
   }
 
   private CloseReport shutDown(Duration timeout) {
-    long start = startNanos;
-    long timeoutNanos = Checks.saturatedNanos(timeout);
-    long deadline = start + Math.min(timeoutNanos, Long.MAX_VALUE / 4); // 73 years: no overflow, whatever the origin
+    CloseHelper helper = this.helper;
+    Checks.requireState(helper != null, "batcher '%s' is a shard: its sharded batcher closes it", name);
+    long deadline = deadline(startNanos, timeout);
     long graceEnd = deadline + GRACE_NANOS; // one for every wait after the timeout
+    begin(startNanos);
+    boolean drained = publishMarker(deadline) && awaitDrained(deadline);
+    if (!drained) {
+      giveUp(timeout);
+    }
+    Ending ending = end(drained, timeout, deadline, graceEnd);
+    Runnable recordClosed = recorders.isEmpty() ? null : () -> recorders.recordClosed(ending.report());
+    interrupted |= helper.runAndAwait(List.of(ending), recordClosed, graceEnd);
+    return ending.report();
+  }
+
+  /** The end of a close's timeout begun at {@code start}, in {@link System#nanoTime()} terms. */
+  static long deadline(long start, Duration timeout) {
+    return start + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 4); // 73 years: no overflow
+  }
+
+  // ---- the script's steps, which a sharded close runs across its shards, each step for all before the next
+
+  /** Refuses new items from now on (the close begun at {@code start} drains what was accepted). */
+  void begin(long start) {
+    startNanos = start;
     gate.beginClose();
-    boolean drained = publishCloseMarker(deadline) && awaitConsumer(deadline) && consumer.drained();
+  }
+
+  /** Publishes the close marker, waiting (parked, woken as the consumer frees room) until {@code deadline}. */
+  boolean publishMarker(long deadline) {
+    while (true) {
+      // In slices, to notice a consumer that is gone and will never make room.
+      long slice = Math.min(deadline, System.nanoTime() + THREAD_CHECK_NANOS);
+      long sequence = gate.awaitRoom(slice, this::noteInterrupt);
+      if (sequence >= 0) {
+        gate.publishCloseMarker(sequence);
+        consumer.closeMarkerPublished();
+        return true;
+      }
+      if (deadline - System.nanoTime() <= 0 || consumerStopped()) {
+        return false;
+      }
+    }
+  }
+
+  /** Waits until {@code deadline} for the consumer to write everything before the marker and end; true if it did. */
+  boolean awaitDrained(long deadline) {
+    return awaitConsumer(deadline) && consumer.drained();
+  }
+
+  /** Time ran out: asks the consumer to give up what it holds. */
+  void giveUp(Duration timeout) {
+    consumer.requestAbandon("close timed out after " + timeout.toMillis() + " ms", consumerThread);
+  }
+
+  /**
+   * Ends the close: takes over what a consumer that {@code drained} not holds, fails only what it provably will
+   * not touch, counts it, and publishes the report; no user code runs here. Returns the report with the user
+   * code that follows it, for a {@link CloseHelper} to run.
+   */
+  Ending end(boolean drained, Duration timeout, long deadline, long graceEnd) {
     Abandonment gathered = new Abandonment();
     Throwable failure = null;
     String orphaned = null;
@@ -152,10 +196,9 @@ final class CloseProtocol {
       consumer.awaitCompletions(deadline); // async sinks: callbacks still running on completing threads
     } else {
       String description = "close timed out after " + timeout.toMillis() + " ms";
-      consumer.requestAbandon(description, consumerThread);
       int outcome = takeOver(graceEnd);
       if (outcome == HandOver.STOPPED) {
-        drained = awaitConsumer(graceEnd) && consumer.drained();
+        drained = awaitDrained(graceEnd);
       } else if (outcome == HandOver.TAKEN) {
         consumer.failHoldings(gathered, graceEnd); // settled and gathered; nobody is told before the report is out
         holdings.count(gathered);
@@ -193,62 +236,55 @@ final class CloseProtocol {
           + " published there fails as abandoned");
     }
     abandonment = failure;
-    CloseReport done = new CloseReport(drained, abandonedItems, Duration.ofNanos(System.nanoTime() - start),
+    CloseReport done = new CloseReport(drained, abandonedItems, Duration.ofNanos(System.nanoTime() - startNanos),
         stats.get());
     report = done;
     published.complete(done); // later and concurrent closes return it from now on
-    // No user code ran before this point. What follows is user code (flush futures' and abandoned items'
-    // dependent actions, recorders, log handlers), and whatever it calls back finds the close finished: flush()
-    // completes at once, close() returns this report, stats() includes every abandoned item.
-    Throwable flushFailure = failure;
-    String orphanNote = orphaned;
-    boolean wasDrained = drained;
-    boolean interrupt = interruptConsumer;
-    String unwatched = holdings.watchStragglers(gathered); // a thread of its own, never waited for
-    long until = graceEnd;
-    // Told once the recorders include their items, unless a recorder still blocks 100 ms after the report.
-    CompletableFuture<Void> abandonedRecorded = new CompletableFuture<>();
-    // A thread per kind of user code, so that none that blocks holds up another kind: the callers' dependent
-    // actions, the flushes' (and the log handlers), the recorders, and a thread factory's Thread.interrupt().
-    Runnable tellCallers = () -> holdings.tellAfter(abandonedRecorded, gathered, System.nanoTime() + GRACE_NANOS / 2);
+    return new Ending(done, tell(gathered, failure, orphaned, drained, done, graceEnd),
+        interruptConsumer ? this::interruptQuietly : null, holdings.watch(gathered));
+  }
+
+  /**
+   * The user code that follows the report, as the consumer runs its own: the recorders (after those of items the
+   * consumer failed itself), then the callers, then the flushes and the log lines. Whatever it calls back finds the
+   * close finished: flush() completes at once, close() returns the report, stats() includes every abandoned item.
+   */
+  private List<Runnable> tell(Abandonment gathered, @Nullable Throwable flushFailure, @Nullable String orphanNote,
+      boolean wasDrained, CloseReport done, long until) {
+    if (gathered.isEmpty() && orphanNote == null && wasDrained && flushWaiters.isEmpty()
+        && recorders.isEmpty()) {
+      return List.of(); // no user code to call: no thread to start
+    }
+    Runnable record = () -> {
+      CompletableFuture<Void> consumersOwn = consumer.ownRecorded();
+      if (consumersOwn != null) { // the consumer failed what it held itself (a fatal error): its recorders first
+        Threads.awaitQuietly(consumersOwn, Math.max(until, System.nanoTime() + GRACE_NANOS));
+      }
+      holdings.record(gathered);
+    };
+    Runnable tellCallers = () -> holdings.tell(gathered);
     Runnable tellFlushes = () -> {
       flushWaiters.completeAll(flushFailure);
       if (orphanNote != null) {
         SafeLog.log(LOG, Level.ERROR, orphanNote, null);
       }
-      if (unwatched != null) {
-        SafeLog.log(LOG, Level.ERROR, unwatched, null);
-      }
       if (!wasDrained) {
         SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "' closed without draining: " + done, null);
       }
     };
-    Runnable tellRecorders = () -> {
-      try {
-        CompletableFuture<Void> consumersOwn = consumer.ownRecorded();
-        if (consumersOwn != null) { // the consumer failed what it held itself (a fatal error): its recorders first
-          // A grace of this thread's own, which the close does not wait for: the hand-over may have used the close's.
-          Threads.awaitQuietly(consumersOwn, Math.max(until, System.nanoTime() + GRACE_NANOS));
-        }
-        try {
-          holdings.record(gathered);
-        } finally {
-          abandonedRecorded.complete(null);
-        }
-        if (reportsClose) {
-          recorders.recordClosed(done);
-        }
-      } finally {
-        recorded.complete(null);
-      }
-    };
-    if (interrupt) { // a sink blocked in interruptible I/O may give up
-      runUserCode(until, tellCallers, tellFlushes, tellRecorders, this::interruptQuietly);
-    } else {
-      runUserCode(until, tellCallers, tellFlushes, tellRecorders);
-    }
-    return done;
+    return List.of(record, tellCallers, tellFlushes);
   }
+
+  /** Whether the closing thread was interrupted during a step; clears it (a sharded close sets its flag again). */
+  boolean takeInterrupted() {
+    boolean was = interrupted;
+    interrupted = false;
+    return was;
+  }
+
+  /** What a close leaves to its {@link CloseHelper}: the user code after its report, an interrupt, a watch. */
+  record Ending(CloseReport report, List<Runnable> tell, @Nullable Runnable interrupt,
+      @Nullable StragglerWatch watch) {}
 
   /** A thread factory's thread may override interrupt(): user code, which must not stop the close. */
   private void interruptQuietly() {
@@ -259,71 +295,6 @@ final class CloseProtocol {
       consumerThread.interrupt();
     } catch (Throwable t) {
       SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': interrupting its consumer thread threw", t);
-    }
-  }
-
-  /**
-   * Runs the user code that follows the report, each part on a thread of its own, and waits for them until
-   * {@code until} (which a pause of the whole process does not use up: {@link PauseAwareDeadline}): a dependent
-   * action or recorder that blocks cannot hold the close past its timeout and grace, nor the other parts. Every
-   * future is completed by then unless such a callback still blocks; the futures after it in its part complete
-   * when it returns.
-   */
-  private void runUserCode(long until, Runnable... parts) {
-    CountDownLatch done = new CountDownLatch(parts.length);
-    for (int i = 0; i < parts.length; i++) {
-      Runnable part = parts[i];
-      Runnable counted = () -> {
-        try {
-          part.run();
-        } finally {
-          done.countDown();
-        }
-      };
-      if (!Threads.startDaemon("ringbatch-" + name + "-close" + (i == 0 ? "" : "-" + i), counted)) {
-        counted.run(); // out of memory or threads: tell them here
-      }
-    }
-    // Up to the grace in one wait (the close's timeout may be long: no wake-ups meanwhile), the grace in slices.
-    long graceStart = until - GRACE_NANOS;
-    while (graceStart - System.nanoTime() > 0) {
-      try {
-        if (done.await(graceStart - System.nanoTime(), TimeUnit.NANOSECONDS)) {
-          return;
-        }
-      } catch (InterruptedException e) {
-        interrupted = true; // restored on return; the wait goes on
-      }
-    }
-    PauseAwareDeadline grace = new PauseAwareDeadline(until); // a pause of the process does not use it up
-    while (true) {
-      try {
-        if (done.await(USER_CODE_SLICE_NANOS, TimeUnit.NANOSECONDS)) {
-          return;
-        }
-      } catch (InterruptedException e) {
-        interrupted = true; // restored on return; the wait goes on
-      }
-      if (grace.passed()) {
-        return; // a callback blocks: its future, and those after it in its part, complete when it returns
-      }
-    }
-  }
-
-  /** Publishes the close marker, waiting (parked, woken as the consumer frees room) until {@code deadline}. */
-  private boolean publishCloseMarker(long deadline) {
-    while (true) {
-      // In slices, to notice a consumer that is gone and will never make room.
-      long slice = Math.min(deadline, System.nanoTime() + THREAD_CHECK_NANOS);
-      long sequence = gate.awaitRoom(slice, this::noteInterrupt);
-      if (sequence >= 0) {
-        gate.publishCloseMarker(sequence);
-        consumer.closeMarkerPublished();
-        return true;
-      }
-      if (deadline - System.nanoTime() <= 0 || consumerStopped()) {
-        return false;
-      }
     }
   }
 

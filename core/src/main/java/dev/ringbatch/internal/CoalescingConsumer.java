@@ -8,6 +8,7 @@ import com.lmax.disruptor.TimeoutException;
 import dev.ringbatch.BatchLimits;
 import dev.ringbatch.Ticker;
 import java.lang.System.Logger.Level;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
@@ -76,6 +77,8 @@ final class CoalescingConsumer<T, R> implements Runnable {
   private volatile boolean failedFatally;
   /** Completed once the recorders were told of what this consumer failed itself; null until it fails any. */
   private volatile @Nullable CompletableFuture<Void> ownRecorded;
+  /** Consumer thread only: the slots claimed but unpublished when it failed its own holdings, watched as it ends. */
+  private @Nullable StragglerWatch ownStragglers;
   /** Set by the close before it asks for the holdings: the start of every abandoned item's message. */
   private volatile String closeDescription = "close timed out";
 
@@ -133,6 +136,10 @@ final class CoalescingConsumer<T, R> implements Runnable {
     } finally {
       terminated.complete(null);
     }
+    StragglerWatch watch = ownStragglers;
+    if (watch != null) { // after its own user code, as a close's helper does: a late item fails here, on this thread
+      StragglerWatch.watchAll(List.of(watch));
+    }
   }
 
   /** Nothing will write from now on: refuse new items and fail what is held, rather than let callers wait. */
@@ -157,7 +164,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     Abandonment abandonment = new Abandonment();
     try {
       failHoldings(abandonment, System.nanoTime() + PublishWait.MAX_NANOS); // no close waits: the scan's own bound
-      holdings.failOwn(abandonment, recorded);
+      ownStragglers = holdings.failOwn(abandonment, recorded);
     } catch (RuntimeException | Error e) {
       recorded.complete(null); // no recorders will run (a no-op if they did): a close must not wait for them
       throw e;

@@ -61,7 +61,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   private DisruptorBatcher(String name, BatcherConfig config, @Nullable Weigher<? super T> weigher,
       @Nullable BatchSink<T, R> sink, @Nullable AsyncBatchSink<T, R> asyncSink, ConsumerGroup consumers,
-      LostFailureLog lostLog, boolean reportsClose) {
+      LostFailureLog lostLog, boolean ownHelper) {
     this.name = name;
     this.config = config;
     this.ringSize = config.ringSize();
@@ -99,11 +99,16 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
         completer, flushWaiters, inForce, ticker, gate, selfClock, holdings);
     ThreadFactory factory = config.threadFactory();
+    // The close helper first, the consumer last (a factory that keeps the last thread it made keeps the consumer);
+    // the helper is started only by a close with user code to call after its report; a shard's is its batcher's.
+    CloseHelper helper = ownHelper ? CloseHelper.create(name, factory) : null;
     Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");
+    Checks.requireState(helper == null || !helper.runsOn(thread), "threadFactory returned the same thread twice"
+        + " (%s): batcher '%s' needs two, its close helper and its consumer", thread, name);
     consumers.add(thread);
     this.closing = new CloseProtocol(name, ringSize, gate, consumer, holdings, thread, handOver, flushWaiters,
-        recorders, reportsClose, this::stats);
+        recorders, helper, this::stats);
   }
 
   /**
@@ -142,7 +147,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   private static <T, R> DisruptorBatcher<T, R> start(String name, BatcherConfig config,
       @Nullable Weigher<? super T> weigher, @Nullable BatchSink<T, R> sink, @Nullable AsyncBatchSink<T, R> asyncSink,
-      ConsumerGroup consumers, LostFailureLog lostLog, boolean reportsClose) {
+      ConsumerGroup consumers, LostFailureLog lostLog, boolean ownHelper) {
     Checks.requireName(name);
     requireNonNull(config, "config");
     Checks.requireRingMemory(1, config.ringSize());
@@ -150,7 +155,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
         "maxBatchBytes (%s) needs a weigher: use Batcher.of(name, config, weigher, sink)",
         config.limits().maxBatchBytes());
     DisruptorBatcher<T, R> batcher =
-        new DisruptorBatcher<>(name, config, weigher, sink, asyncSink, consumers, lostLog, reportsClose);
+        new DisruptorBatcher<>(name, config, weigher, sink, asyncSink, consumers, lostLog, ownHelper);
     ItemFuture.preloadWaitingPath();
     batcher.consumerThread.start();
     return batcher;
@@ -348,14 +353,14 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   // ---------------------------------------------------------------- closing
 
-  /** Completes with this batcher's close report as soon as it is out, before the close runs any user code. */
-  CompletableFuture<CloseReport> closePublished() {
-    return closing.published();
+  /** The consumer's thread, started or not. */
+  Thread consumerThread() {
+    return consumerThread;
   }
 
-  /** Completes once this batcher's close has told its recorders. For a sharded close, which tells its own after. */
-  CompletableFuture<Void> closeRecorded() {
-    return closing.recorded();
+  /** The close's script, whose steps a sharded close runs across its shards. */
+  CloseProtocol closing() {
+    return closing;
   }
 
   /** Refuses new items from now on; the close that follows drains what was accepted. For a sharded close. */

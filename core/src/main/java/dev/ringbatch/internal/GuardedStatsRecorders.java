@@ -37,6 +37,11 @@ final class GuardedStatsRecorders {
     setWaitRecorders(next);
   }
 
+  /** Whether no recorder is added: a close then has none to tell. */
+  boolean isEmpty() {
+    return recorders.length == 0;
+  }
+
   /** Whether any recorder asks for {@link #recordItemWaits}; the batcher tells its {@code PublishGate}. */
   boolean timesItemWaits() {
     return waitRecorders.length != 0;

@@ -15,16 +15,11 @@ import org.jspecify.annotations.Nullable;
  * {@code TAKEN}, or by the consumer itself when orphaned; never while the consumer runs.
  */
 final class Holdings<T, R> {
-  private static final System.Logger LOG = System.getLogger(CoalescingConsumer.class.getName());
-  /** How long a consumer failing its own holdings lets its recorders go first before it tells the callers. */
-  private static final long RECORDERS_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-
   private final String name;
   private final RingBuffer<SubmissionSlot> ring;
   private final Sequence consumed;
   private final BatchWriter<T, R> writer;
   private final BatchCompleter completer;
-  private final StragglerWatch stragglers;
 
   Holdings(String name, RingBuffer<SubmissionSlot> ring, Sequence consumed, BatchWriter<T, R> writer,
       BatchCompleter completer) {
@@ -33,7 +28,6 @@ final class Holdings<T, R> {
     this.consumed = consumed;
     this.writer = writer;
     this.completer = completer;
-    this.stragglers = new StragglerWatch(name, ring, completer);
   }
 
   /**
@@ -62,7 +56,7 @@ final class Holdings<T, R> {
     for (long sequence = consumed.get() + 1; sequence <= last; sequence++) {
       if (!wait.published(sequence)) {
         free = Math.min(free, sequence - 1);
-        into.straggler(sequence, cause); // failed once published, by a thread of its own
+        into.straggler(sequence, cause); // failed once published, by the close's last step
         into.note("slot " + sequence + " was claimed but not published within "
             + TimeUnit.NANOSECONDS.toMillis(PublishWait.MAX_NANOS) + " ms; its item, if accepted, fails once its"
             + " producer publishes it");
@@ -87,51 +81,35 @@ final class Holdings<T, R> {
     completer.countAbandoned(gathered);
   }
 
-  /**
-   * Tells the callers what {@link #gather} gathered (user code, once the count is out) as soon as
-   * {@code recordersTold} completes, so that every recorder includes an item whose future is done; or at
-   * {@code until} if a recorder still blocks then.
-   */
-  void tellAfter(CompletableFuture<Void> recordersTold, Abandonment gathered, long until) {
-    Threads.awaitQuietly(recordersTold, until);
+  /** Tells the callers what {@link #gather} gathered (user code, once the count is out and the recorders told). */
+  void tell(Abandonment gathered) {
     completer.tellAbandoned(gathered);
   }
 
-  /** Tells the recorders what {@link #gather} gathered: user code, apart from the callers (it may block). */
+  /** Tells the recorders what {@link #gather} gathered: user code, before the callers, as for a written batch. */
   void record(Abandonment gathered) {
     completer.recordAbandoned(gathered);
   }
 
   /**
-   * The consumer's own ending of what {@link #gather} gathered, when no close took it: counted first, then told, as
-   * a close does. The recorders are told on a thread of their own, completing {@code recorded} (which a close waits
-   * for before its recordClosed), so that neither a blocking recorder nor a blocking dependent action holds up the
-   * other. Consumer thread; if this throws, the caller completes {@code recorded}.
+   * The consumer's own ending of what {@link #gather} gathered, when no close took it: counted first, then told,
+   * in the order a close tells them (the recorders, completing {@code recorded}, which a close waits for before
+   * its own, then the callers). Consumer thread; returns the watch over its stragglers, for it to run last. If
+   * this throws, the caller completes {@code recorded}.
    */
-  void failOwn(Abandonment gathered, CompletableFuture<Void> recorded) {
+  @Nullable StragglerWatch failOwn(Abandonment gathered, CompletableFuture<Void> recorded) {
     count(gathered);
-    String unwatched = watchStragglers(gathered); // before any user code, which may block
-    Runnable record = () -> {
-      try {
-        record(gathered);
-      } finally {
-        recorded.complete(null);
-      }
-    };
-    if (!Threads.startDaemon("ringbatch-" + name + "-recorders", record)) {
-      record.run(); // out of memory or threads
+    try {
+      record(gathered);
+    } finally {
+      recorded.complete(null);
     }
-    tellAfter(recorded, gathered, System.nanoTime() + RECORDERS_FIRST_NANOS);
-    if (unwatched != null) {
-      SafeLog.log(LOG, System.Logger.Level.ERROR, unwatched, null);
-    }
+    tell(gathered);
+    return watch(gathered);
   }
 
-  /**
-   * Starts watching the slots {@code gathered} found claimed but unpublished ({@link StragglerWatch}); returns a
-   * line to log (user code: the caller logs it where user code may run) if no thread could watch them.
-   */
-  @Nullable String watchStragglers(Abandonment gathered) {
-    return stragglers.start(gathered);
+  /** The watch over the slots {@code gathered} found claimed but unpublished ({@link StragglerWatch}), or null. */
+  @Nullable StragglerWatch watch(Abandonment gathered) {
+    return StragglerWatch.of(name, ring, completer, gathered);
   }
 }

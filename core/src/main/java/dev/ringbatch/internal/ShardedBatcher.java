@@ -36,8 +36,8 @@ import org.jspecify.annotations.Nullable;
  * another, full shard is refused at once instead of blocking, so shards cannot deadlock each other.
  */
 public final class ShardedBatcher<T, R> implements Batcher<T, R> {
-  /** Past the timeout, how long a sharded close waits for its shards' closes (each has its own 200 ms grace). */
-  private static final long SHARD_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** How long a close waits for room for one shard's marker before it tries the next shard's. */
+  private static final long MARKER_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   private final String name;
   private final BatcherConfig config;
   private final List<DisruptorBatcher<T, R>> shards;
@@ -48,8 +48,8 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
   private final GuardedStatsRecorders closeRecorders;
   private final AtomicReference<@Nullable CompletableFuture<CloseReport>> closing = new AtomicReference<>();
   private volatile @Nullable CloseReport closeReport;
-  /** The threads closing the shards: a close called back on one of them must not wait for itself. */
-  private volatile List<Thread> closers = List.of();
+  /** Runs the user code after the close's report, of every shard: the one thread besides the shards' consumers. */
+  private final CloseHelper helper;
   /** Set once every shard refuses new items: only then is the sharded batcher closed, as one batcher. */
   private volatile boolean refusing;
 
@@ -60,6 +60,8 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     this.key = key;
     this.closeRecorders = new GuardedStatsRecorders(name);
     LostFailureLog lostLog = new LostFailureLog(name); // one for all shards: a line per batcher, not per shard
+    // Made first, as a single batcher's (a factory that keeps the last thread it made keeps a consumer).
+    this.helper = CloseHelper.create(name, config.threadFactory());
     List<DisruptorBatcher<T, R>> started = new ArrayList<>(count);
     try {
       for (int i = 0; i < count; i++) {
@@ -67,10 +69,15 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
         if (sink == null) {
           throw new NullPointerException("sinks returned null for shard " + i);
         }
-        started.add(DisruptorBatcher.startShard(name + "-" + i, config, weigher, sink, consumers, lostLog));
+        DisruptorBatcher<T, R> shard =
+            DisruptorBatcher.startShard(name + "-" + i, config, weigher, sink, consumers, lostLog);
+        started.add(shard);
+        requireState(!helper.runsOn(shard.consumerThread()), "threadFactory returned the same thread twice (%s):"
+            + " batcher '%s' needs one for its close helper and one per shard", shard.consumerThread(), name);
       }
     } catch (Throwable e) { // a sink function or thread factory may throw anything, even a sneaky checked one
-      started.forEach(shard -> shard.close(Duration.ZERO));
+      // nothing was submitted and no recorder added: no user code to run, so the helper is never started
+      closeShards(started, Duration.ZERO, System.nanoTime(), helper, null);
       throw e;
     }
     this.shards = List.copyOf(started);
@@ -257,8 +264,8 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
   }
 
   /**
-   * Closes every shard at once, each on its own thread, under the same timeout, and tells the recorders once
-   * when all are done. Idempotent: later calls wait for the first close's report up to their own timeout.
+   * Closes every shard at once, under the same timeout and grace, and tells the recorders once when all are
+   * done. Idempotent: later calls wait for the first close's report up to their own timeout.
    */
   @Override
   public CloseReport close(Duration timeout) {
@@ -274,16 +281,15 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     CompletableFuture<CloseReport> earlier = closing.compareAndExchange(null, mine);
     if (earlier != null) {
       long start = System.nanoTime();
-      return closers.contains(Thread.currentThread()) ? provisional(start)
-          : LaterClose.await(name, earlier, timeout, () -> provisional(start));
+      return LaterClose.await(name, earlier, timeout, () -> provisional(start));
     }
+    long start = System.nanoTime();
     try {
-      long start = System.nanoTime();
-      CloseReport report = closeShards(timeout);
-      closeReport = report;
-      mine.complete(report);
-      long deadline = start + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 4);
-      recordClosed(report, deadline + SHARD_GRACE_NANOS, deadline + CloseProtocol.GRACE_NANOS);
+      CloseReport report = closeShards(shards, timeout, start, helper, done -> {
+        closeReport = done;
+        mine.complete(done); // out before any user code: a close called back from it returns this report
+        return closeRecorders.isEmpty() ? null : () -> closeRecorders.recordClosed(done);
+      });
       return report;
     } catch (RuntimeException | Error e) {
       mine.completeExceptionally(e);
@@ -292,76 +298,54 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
   }
 
   /**
-   * Tells the recorders the batcher closed, after the shards told theirs (of items they abandoned) unless one still
-   * blocks at {@code deadline}. User code, on a thread of its own that the close waits for only until
-   * {@code graceEnd}, the end of the close's one grace: a recorder that blocks cannot hold the close.
+   * Closes {@code shards} under one deadline, each step of the close's script for all shards before the next (so
+   * they drain, and hand over, at once); then runs the user code of them all on {@code helper}, the shards' first,
+   * then what {@code published} returns (told the report once it is out; null: nothing), waiting for it until
+   * the end of the one grace. The closing thread's interrupt does not cut the drain short; it is set again.
    */
-  private void recordClosed(CloseReport report, long deadline, long graceEnd) {
-    CompletableFuture<Void> told = new CompletableFuture<>();
-    Runnable tell = () -> {
-      try {
-        for (DisruptorBatcher<T, R> shard : shards) {
-          Threads.awaitQuietly(shard.closeRecorded(), deadline);
-        }
-        closeRecorders.recordClosed(report);
-      } finally {
-        told.complete(null);
+  private static CloseReport closeShards(List<? extends DisruptorBatcher<?, ?>> shards, Duration timeout,
+      long start, CloseHelper helper, @Nullable Function<CloseReport, @Nullable Runnable> published) {
+    long deadline = CloseProtocol.deadline(start, timeout);
+    long graceEnd = deadline + CloseProtocol.GRACE_NANOS;
+    List<CloseProtocol> steps = new ArrayList<>(shards.size());
+    for (DisruptorBatcher<?, ?> shard : shards) {
+      steps.add(shard.closing());
+    }
+    boolean interrupted = Thread.interrupted();
+    steps.forEach(shard -> shard.begin(start));
+    boolean[] drained = new boolean[steps.size()]; // first: whether its marker is in
+    boolean allMarked;
+    do { // in slices, so that a full ring of one shard does not keep the others from their markers
+      allMarked = true;
+      for (int i = 0; i < drained.length; i++) {
+        drained[i] = drained[i] || steps.get(i).publishMarker(Math.min(deadline, System.nanoTime() + MARKER_SLICE_NANOS));
+        allMarked &= drained[i];
       }
-    };
-    if (!Threads.startDaemon("ringbatch-" + name + "-close", tell)) {
-      tell.run(); // out of memory or threads
-      return;
+    } while (!allMarked && deadline - System.nanoTime() > 0);
+    for (int i = 0; i < drained.length; i++) {
+      drained[i] = drained[i] && steps.get(i).awaitDrained(deadline);
+      if (!drained[i]) {
+        steps.get(i).giveUp(timeout);
+      }
     }
-    Threads.awaitQuietly(told, graceEnd);
-  }
-
-  private CloseReport closeShards(Duration timeout) {
-    long start = System.nanoTime();
-    List<CompletableFuture<CloseReport>> reports = new ArrayList<>(shards.size());
-    List<Thread> threads = new ArrayList<>(shards.size());
-    for (DisruptorBatcher<T, R> shard : shards) {
-      // The shard's report, out before the user code its close runs afterwards: that code cannot hold this close.
-      CompletableFuture<CloseReport> report = shard.closePublished();
-      Thread closer = new Thread(() -> {
-        try {
-          shard.close(timeout);
-        } catch (Throwable t) {
-          report.completeExceptionally(t); // no-op if the report was already out
-        }
-      }, "ringbatch-" + shard.name() + "-closer");
-      closer.setDaemon(true);
-      threads.add(closer);
-      reports.add(report);
-    }
-    closers = List.copyOf(threads);
-    threads.forEach(Thread::start);
-    boolean drained = true;
+    List<CloseProtocol.Ending> endings = new ArrayList<>(steps.size());
+    boolean allDrained = true;
     long abandoned = 0;
-    boolean interrupted = Thread.interrupted(); // as a single batcher: the drain is not cut short
-    // Each shard's close returns within the timeout plus its grace, unless a dependent action it runs blocks:
-    // the wait is bounded all the same.
-    long deadline = start + Math.min(Checks.saturatedNanos(timeout), Long.MAX_VALUE / 4) + SHARD_GRACE_NANOS;
-    for (CompletableFuture<CloseReport> report : reports) {
-      while (true) {
-        try {
-          CloseReport r = report.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-          drained &= r.drained();
-          abandoned += r.abandoned();
-          break;
-        } catch (InterruptedException e) {
-          interrupted = true;
-        } catch (TimeoutException stuck) {
-          drained = false;
-          break;
-        } catch (ExecutionException e) {
-          throw new IllegalStateException("closing a shard of batcher '" + name + "' failed", e.getCause());
-        }
-      }
+    for (int i = 0; i < drained.length; i++) {
+      CloseProtocol.Ending ending = steps.get(i).end(drained[i], timeout, deadline, graceEnd);
+      endings.add(ending);
+      allDrained &= ending.report().drained();
+      abandoned += ending.report().abandoned();
+      interrupted |= steps.get(i).takeInterrupted();
     }
+    CloseReport report = new CloseReport(allDrained, abandoned, Duration.ofNanos(System.nanoTime() - start),
+        sum(shards.stream().map(shard -> shard.stats()).toList()));
+    Runnable last = published == null ? null : published.apply(report);
+    interrupted |= helper.runAndAwait(endings, last, graceEnd);
     if (interrupted) {
       Thread.currentThread().interrupt();
     }
-    return new CloseReport(drained, abandoned, Duration.ofNanos(System.nanoTime() - start), stats());
+    return report;
   }
 
   private CloseReport provisional(long start) {

@@ -11,12 +11,13 @@ import org.jspecify.annotations.Nullable;
 /**
  * Fails the items of slots an abandoning close found claimed but not published ({@link Holdings}): a producer
  * descheduled between its claim and its publish (no user code runs there, but the OS may stop a thread anywhere)
- * that had read the batcher open publishes an accepted item later, into a ring nobody reads any more. A thread of
- * its own, started once the close's report is out and never waited for, watches those slots, parked with a
- * growing pause, and fails and counts each item as it appears; a tombstone (the producer read the batcher closing)
- * needs nothing. Nobody else reads these slots after a take-over, and producers cannot claim them again: the
- * consumer's sequence no longer moves, so the ring never wraps onto them. A slot its producer never publishes (it
- * died between the two) keeps the watch, and the batcher it holds, for the life of the process: logged once.
+ * that had read the batcher open publishes an accepted item later, into a ring nobody reads any more. Whoever ran
+ * the close's user code watches those slots last, after it ({@link CloseHelper}, or the consumer failing its own
+ * holdings), parked with a growing pause, and fails and counts each item as it appears; a tombstone (the producer
+ * read the batcher closing) needs nothing. Nobody else reads these slots after a take-over, and producers cannot
+ * claim them again: the consumer's sequence no longer moves, so the ring never wraps onto them. A slot its producer
+ * never publishes (it died between the two) keeps the watching thread, and the batcher it holds, for the life of
+ * the process: logged once.
  */
 final class StragglerWatch {
   private static final System.Logger LOG = System.getLogger(StragglerWatch.class.getName());
@@ -31,59 +32,63 @@ final class StragglerWatch {
   private final String name;
   private final RingBuffer<SubmissionSlot> ring;
   private final BatchCompleter completer;
+  private final List<Long> slots;
+  private final Throwable cause;
 
-  StragglerWatch(String name, RingBuffer<SubmissionSlot> ring, BatchCompleter completer) {
+  private StragglerWatch(String name, RingBuffer<SubmissionSlot> ring, BatchCompleter completer, List<Long> slots,
+      Throwable cause) {
     this.name = name;
     this.ring = ring;
     this.completer = completer;
+    this.slots = slots;
+    this.cause = cause;
   }
 
-  /**
-   * Starts watching the slots {@code gathered} found claimed but unpublished, if any. Runs no user code: if no
-   * thread can be started, returns the line for the caller to log (an item published there then stays unfailed).
-   */
-  @Nullable String start(Abandonment gathered) {
+  /** A watch over the slots {@code gathered} found claimed but unpublished; null if there are none. */
+  static @Nullable StragglerWatch of(String name, RingBuffer<SubmissionSlot> ring, BatchCompleter completer,
+      Abandonment gathered) {
     Throwable cause = gathered.stragglerCause();
     if (gathered.stragglers().isEmpty() || cause == null) {
       return null;
     }
-    List<Long> slots = new ArrayList<>(gathered.stragglers());
-    try {
-      Thread watcher = new Thread(() -> watch(slots, cause), "ringbatch-" + name + "-straggler");
-      watcher.setDaemon(true);
-      watcher.start();
-      return null;
-    } catch (Throwable noThread) { // out of memory or threads: a close must not wait for a producer instead
-      return "batcher '" + name + "': no thread could be started to watch slots " + slots + ", claimed but not"
-          + " published when it closed (" + SafeLog.describe(noThread) + "); an item published there will not be"
-          + " failed";
-    }
+    return new StragglerWatch(name, ring, completer, new ArrayList<>(gathered.stragglers()), cause);
   }
 
-  /** Until every slot is published: fails each item as it appears, in any order. */
-  private void watch(List<Long> slots, Throwable cause) {
+  /** Until every slot of every watch is published: fails each item as it appears, in any order. */
+  static void watchAll(List<StragglerWatch> watches) {
+    List<StragglerWatch> left = new ArrayList<>(watches);
     long start = System.nanoTime();
     long pause = FIRST_PAUSE_NANOS;
     boolean reported = false;
     while (true) {
-      slots.removeIf(sequence -> settle(sequence, cause));
-      if (slots.isEmpty()) {
+      left.removeIf(StragglerWatch::settleSome);
+      if (left.isEmpty()) {
         return;
       }
       if (!reported && System.nanoTime() - start > REPORT_AFTER_NANOS) {
         reported = true;
-        SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': slots " + slots + " were claimed "
-            + TimeUnit.NANOSECONDS.toSeconds(REPORT_AFTER_NANOS) + " s ago and are still not published; their"
-            + " producers are stopped between claim and publish. Still watching, once a second", null);
+        left.forEach(StragglerWatch::report);
       }
-      LockSupport.parkNanos(this, pause);
+      LockSupport.parkNanos(StragglerWatch.class, pause);
       pause = Math.min(2 * pause, reported ? SLOW_PAUSE_NANOS : MAX_PAUSE_NANOS);
-      Thread.interrupted(); // our own thread: an interrupt must not turn the wait into a spin
+      Thread.interrupted(); // an interrupt must not turn the wait into a spin
     }
   }
 
+  private void report() {
+    SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': slots " + slots + " were claimed "
+        + TimeUnit.NANOSECONDS.toSeconds(REPORT_AFTER_NANOS) + " s ago and are still not published; their"
+        + " producers are stopped between claim and publish. Still watching, once a second", null);
+  }
+
+  /** Fails the items of the slots published by now; true once none is left. */
+  private boolean settleSome() {
+    slots.removeIf(this::settle);
+    return slots.isEmpty();
+  }
+
   /** If {@code sequence} is published, fails its item (if it is one) and returns true. */
-  private boolean settle(long sequence, Throwable cause) {
+  private boolean settle(long sequence) {
     if (!ring.isAvailable(sequence)) {
       return false;
     }

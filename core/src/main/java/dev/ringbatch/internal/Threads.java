@@ -9,8 +9,8 @@ import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What the JDK this runs on tells of a thread, read without needing JDK 21's API at compile time; and the daemon
- * threads the library starts for user code that must not hold up its caller.
+ * What the JDK this runs on tells of a thread, read without needing JDK 21's API at compile time; and the waits
+ * of a close on other threads' progress.
  */
 final class Threads {
   /** {@code java.lang.BaseVirtualThread}, the class of every virtual thread (JDK 21+), or null before. */
@@ -25,21 +25,6 @@ final class Threads {
       return Class.forName("java.lang.BaseVirtualThread", false, Thread.class.getClassLoader());
     } catch (ClassNotFoundException | LinkageError noVirtualThreads) {
       return null; // JDK 17-20: every thread is a platform thread
-    }
-  }
-
-  /**
-   * Starts {@code task} on a new daemon thread named {@code name}; returns false if none could be started (out of
-   * memory or threads), so that the caller runs it itself.
-   */
-  static boolean startDaemon(String name, Runnable task) {
-    try {
-      Thread thread = new Thread(task, name);
-      thread.setDaemon(true);
-      thread.start();
-      return true;
-    } catch (Throwable noThread) {
-      return false;
     }
   }
 

@@ -14,13 +14,13 @@ import dev.ringbatch.BatcherStats;
 import dev.ringbatch.CloseReport;
 import dev.ringbatch.stats.StatsRecorder;
 import java.lang.reflect.Field;
-import java.security.Permission;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -92,7 +92,7 @@ class CloseStragglerTest {
     producer.publish(claimed, late);
     // toldOn first: a thread waiting on 'late' itself may run late's dependent actions (CompletableFuture's
     // waiters help complete them), which would name the test thread instead of the one that failed the item
-    assertThat(toldOn).succeedsWithin(WAIT).isEqualTo("ringbatch-straggler-straggler");
+    assertThat(toldOn).succeedsWithin(WAIT).isEqualTo("ringbatch-straggler-close"); // the close helper, last after its user code
     assertThat(late).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
         .havingCause().isInstanceOfSatisfying(BatcherClosedException.class,
             closed -> assertThat(closed.isAbandoned()).isTrue());
@@ -209,61 +209,44 @@ class CloseStragglerTest {
   }
 
   /**
-   * No thread can be started (the close then runs its user-code parts on its own thread): the close still must not
-   * wait for the producer, and keeps its caller's interrupt. The producer publishes only after close() returned.
-   * Needs a SecurityManager, which JDK 24 and later no longer allow.
+   * The close helper cannot be started (out of memory or threads; played by a factory's thread whose start() throws
+   * as the JDK does then): the close runs its user code itself, still must not wait for the producer, and keeps its
+   * caller's interrupt. The producer publishes only after close() returned.
    */
   @Test
-  @SuppressWarnings("removal")
-  void noThreads_closeDoesNotWaitForTheProducerAndKeepsItsInterrupt() throws Exception {
-    assumeThat(Runtime.version().feature()).as("a SecurityManager can be set").isLessThan(18);
-    Batcher<String, Void> batcher = idle("straggler-nothread");
+  void helperThatCannotStart_closeDoesNotWaitForTheProducerAndKeepsItsInterrupt() throws Exception {
+    AtomicInteger refused = new AtomicInteger();
+    CompletableFuture<CloseReport> recorded = new CompletableFuture<>();
+    Batcher<String, Void> batcher = Batcher.of("straggler-nothread", BatcherConfig.builder().threadFactory(r -> {
+      boolean consumer = r.getClass().getSimpleName().equals("CoalescingConsumer");
+      Thread t = consumer ? new Thread(r, "straggler-nothread-consumer") : new Thread(r, "straggler-nothread-close") {
+        @Override
+        public synchronized void start() {
+          refused.incrementAndGet();
+          throw new OutOfMemoryError("unable to create native thread: possibly out of memory or process/resource"
+              + " limits reached");
+        }
+      };
+      t.setDaemon(true);
+      return t;
+    }).build(), BatchSink.noResult(items -> { }));
+    batcher.addStatsRecorder(new StatsRecorder() {
+      @Override
+      public void recordClosed(CloseReport report) {
+        recorded.complete(report);
+      }
+    });
     Producer producer = Producer.of(batcher);
     long claimed = producer.claim();
-    NoThreads refuse = new NoThreads(Thread.currentThread());
-    CloseReport report;
-    boolean interruptKept;
-    System.setSecurityManager(refuse);
-    try {
-      Thread.currentThread().interrupt();
-      report = batcher.close(Duration.ofMillis(50));
-      interruptKept = Thread.interrupted();
-    } finally {
-      System.setSecurityManager(null);
-    }
+    Thread.currentThread().interrupt();
+    CloseReport report = batcher.close(Duration.ofMillis(50));
+    boolean interruptKept = Thread.interrupted();
     producer.publish(claimed); // after the close returned: a close that waited for it would never have
 
-    assertThat(refuse.refusedCount).as("threads were refused").isPositive();
+    assertThat(refused.get()).as("the helper's start was refused").isPositive();
     assertThat(report.drained()).isFalse();
+    assertThat(recorded).as("the close told its recorders itself").isCompletedWithValue(report);
     assertThat(interruptKept).as("the closing thread's interrupt is set again on return").isTrue();
-  }
-
-  /** Refuses new threads to one thread. */
-  @SuppressWarnings("removal")
-  private static final class NoThreads extends SecurityManager {
-    private final Thread refused;
-    volatile int refusedCount;
-
-    NoThreads(Thread refused) {
-      this.refused = refused;
-    }
-
-    @Override
-    public void checkAccess(ThreadGroup group) {
-      if (Thread.currentThread() == refused) {
-        refusedCount++;
-        throw new SecurityException("no threads for the closing thread");
-      }
-    }
-
-    @Override
-    public void checkAccess(Thread thread) { }
-
-    @Override
-    public void checkPermission(Permission permission) { }
-
-    @Override
-    public void checkPermission(Permission permission, Object context) { }
   }
 
   static Batcher<String, Void> idle(String name) {

@@ -79,10 +79,13 @@ class FatalFailCloseRaceTest {
     assumeTrue(stop != null, "Thread.stop works on this JDK");
     AtomicReference<Thread> consumer = new AtomicReference<>();
     Batcher<Integer, Integer> batcher = Batcher.of("fatal-race", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
-        .linger(Duration.ofSeconds(30)).threadFactory(r -> {
-          Thread t = new Thread(r, "fatal-race-consumer");
+        .linger(Duration.ofSeconds(30)).threadFactory(r -> { // the close helper, then the consumer
+          boolean helper = !r.getClass().getSimpleName().equals("CoalescingConsumer");
+          Thread t = new Thread(r, helper ? "ringbatch-fatal-race-close" : "fatal-race-consumer");
           t.setDaemon(true);
-          consumer.set(t);
+          if (!helper) {
+            consumer.set(t);
+          }
           return t;
         }).build(), batch -> batch.completeRemaining(1));
     Recorder recorder = new Recorder();
