@@ -53,6 +53,7 @@ public final class AdaptiveReport {
 
   public static void main(String[] args) throws Exception {
     System.setProperty("java.awt.headless", "true");
+    Machine.commit(); // the tree as measured, before the run writes anything
     List<String> list = List.of(String.join(" ", args).trim().split("\\s+"));
     boolean smoke = list.contains("--smoke");
     boolean publish = list.contains("--publish=true");

@@ -65,6 +65,7 @@ public final class BenchmarkReport {
 
   public static void main(String[] args) throws Exception {
     System.setProperty("java.awt.headless", "true");
+    Machine.commit(); // the tree as measured, before the run writes anything
     boolean full = List.of(args).contains("--full");
     boolean smoke = List.of(args).contains("--smoke");
     boolean publish = List.of(args).contains("--publish=true");

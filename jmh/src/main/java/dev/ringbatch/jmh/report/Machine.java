@@ -19,8 +19,23 @@ final class Machine {
         System.getProperty("java.vm.name"), System.getProperty("java.runtime.version"));
   }
 
-  /** The commit measured, from git in the working directory, "(uncommitted changes)" when the tree is dirty. */
+  /** The commit measured, read once: a report calls {@link #commit()} before it runs, and writes files after. */
+  private static volatile String measured;
+
+  /**
+   * The commit measured, from git in the working directory, "(uncommitted changes)" when the tree is dirty; read
+   * at the first call (the start of a run), so that the report's own output files do not make the tree dirty.
+   */
   static String commit() {
+    String known = measured;
+    if (known == null) {
+      known = readCommit();
+      measured = known;
+    }
+    return known;
+  }
+
+  private static String readCommit() {
     String head = git("rev-parse", "--short=12", "HEAD");
     if (head == null) {
       return "commit unknown (no git)";

@@ -53,6 +53,7 @@ public final class VariantsReport {
 
   public static void main(String[] args) throws Exception {
     System.setProperty("java.awt.headless", "true");
+    Machine.commit(); // the tree as measured, before the run writes anything
     // Maven hands -Dreport.args over as one argument: split it here.
     List<String> list = List.of(String.join(" ", args).trim().split("\\s+"));
     boolean smoke = list.contains("--smoke");
