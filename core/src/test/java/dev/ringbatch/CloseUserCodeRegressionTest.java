@@ -625,13 +625,10 @@ class CloseUserCodeRegressionTest {
     Gate startRelease = holds.gate();
     Batcher<Integer, Integer> batcher = holds.track(Batcher.of("ra-k", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
         .threadFactory(r -> {
-          boolean consumer = r.getClass().getSimpleName().equals("CoalescingConsumer"); // not the close helper
           Thread th = new Thread(() -> {
-            if (consumer) {
-              startRelease.await(); // e.g. a wrapper that sets up a context first
-            }
+            startRelease.await(); // e.g. a wrapper that sets up a context first
             r.run();
-          }, consumer ? "ra-k-consumer" : "ra-k-close");
+          }, "ra-k-consumer");
           th.setDaemon(true);
           return th;
         }).build(), batch -> batch.completeRemaining(1)));
@@ -653,13 +650,10 @@ class CloseUserCodeRegressionTest {
     AtomicInteger interrupts = new AtomicInteger();
     Batcher<Integer, Integer> batcher = holds.track(Batcher.of("ra-k2", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(8).threadFactory(r -> {
-          boolean consumer = r.getClass().getSimpleName().equals("CoalescingConsumer"); // not the close helper
           Thread th = new Thread(() -> {
-            if (consumer) {
-              startRelease.await();
-            }
+            startRelease.await();
             r.run();
-          }, consumer ? "ra-k2-consumer" : "ra-k2-close") {
+          }, "ra-k2-consumer") {
             @Override
             public void interrupt() {
               if (Thread.currentThread() != this) {

@@ -14,13 +14,17 @@ import org.jspecify.annotations.Nullable;
 /**
  * The one thread a batcher may start besides its consumer (a sharded batcher: besides its shards' consumers): it
  * runs the user code a close calls after its report. Made by the configured {@code ThreadFactory} when the batcher
- * is built (a close never calls the factory, which may block), and started only if a close has such code to call.
+ * is built (a close never calls the factory, which may block), a daemon as the consumer's default is, and started
+ * only if a close has such code to call.
  *
  * <p>It runs that code in one sequence, in the order the consumer runs its own: the recorders, then the callers'
- * dependent actions, the flushes' and the log handlers, then {@code recordClosed}; then a thread factory's
- * {@code Thread.interrupt()} of a consumer taken from user code; last, the watch over slots claimed but not
- * published ({@link StragglerWatch}). A callback that blocks holds up what comes after it, as it would on the
- * consumer thread; never the close, which waits for the sequence only until the end of its grace.
+ * dependent actions, the flushes' and the log handlers, then {@code recordClosed}; then the watch over slots claimed
+ * but not published ({@link StragglerWatch}); last, the {@code interrupt()} of a consumer taken from user code when
+ * its thread's class overrides it (user code; the JDK's own interrupt the close calls itself). A callback that
+ * blocks holds up what comes after it, as it would on the consumer thread; never the close, which waits for the
+ * sequence only until the end of its grace. A factory's thread that does not run it (it ended without running it,
+ * or has not begun by the end of the grace) is replaced by a daemon thread of the close's own, logged: the one
+ * thread a batcher may start outside its factory, and only when the factory's thread fails it.
  */
 final class CloseHelper implements Runnable {
   private static final System.Logger LOG = System.getLogger(CloseHelper.class.getName());
@@ -32,21 +36,26 @@ final class CloseHelper implements Runnable {
   private final String name;
   private final Thread thread;
   private final AtomicBoolean started = new AtomicBoolean();
-  /** Whether the steps ran: a factory's thread may call {@link #run} twice, or at any time. */
-  private final AtomicBoolean ran = new AtomicBoolean();
+  /** Whether a thread began the sequence: the factory's, or the close's own in its place. */
+  private final AtomicBoolean begun = new AtomicBoolean();
   private final CountDownLatch told = new CountDownLatch(1);
   /** Written before {@link Thread#start()}, which publishes them to the thread. */
   private List<Runnable> steps = List.of();
   private List<StragglerWatch> watches = List.of();
+  private List<Runnable> interrupts = List.of();
 
   private CloseHelper(String name, @Nullable ThreadFactory factory) {
     this.name = name;
     Thread made;
     if (factory == null) {
       made = new Thread(this, "ringbatch-" + name + "-close");
-      made.setDaemon(true);
     } else {
       made = requireNonNull(factory.newThread(this), "threadFactory returned null");
+    }
+    try {
+      made.setDaemon(true); // it must never keep a JVM alive: the close's work is done when the JVM exits
+    } catch (RuntimeException alreadyStarted) { // a factory's odd thread: starting it fails too, and is handled
+      SafeLog.log(LOG, Level.DEBUG, "batcher '" + name + "': its close helper cannot be made a daemon", alreadyStarted);
     }
     this.thread = made;
   }
@@ -63,42 +72,38 @@ final class CloseHelper implements Runnable {
 
   /**
    * Runs the user code of {@code endings} (each its own part, in turn), then {@code last} (a sharded batcher's
-   * recordClosed) and the endings' interrupts, then watches their stragglers; waits for all but the watch until
-   * {@code until} (which a pause of the whole process does not use up). Runs nothing, and starts no thread, if there
-   * is nothing to run. Once; returns whether the closing thread was interrupted while it waited.
+   * recordClosed), then watches their stragglers and calls their overridden interrupts; waits for all but the watch
+   * and the interrupts until {@code until} (which a pause of the whole process does not use up). Runs nothing, and
+   * starts no thread, if there is nothing to run. Once; returns whether the closing thread was interrupted while it
+   * waited.
    */
   boolean runAndAwait(List<CloseProtocol.Ending> endings, @Nullable Runnable last, long until) {
     List<Runnable> sequence = new ArrayList<>();
     List<StragglerWatch> watching = new ArrayList<>();
+    List<Runnable> interrupting = new ArrayList<>();
     for (CloseProtocol.Ending ending : endings) {
       sequence.addAll(ending.tell());
+      if (ending.watch() != null) {
+        watching.add(ending.watch());
+      }
+      if (ending.interrupt() != null) {
+        interrupting.add(ending.interrupt());
+      }
     }
     if (last != null) {
       sequence.add(last);
     }
-    for (CloseProtocol.Ending ending : endings) {
-      if (ending.interrupt() != null) {
-        sequence.add(ending.interrupt());
-      }
-      if (ending.watch() != null) {
-        watching.add(ending.watch());
-      }
-    }
-    if (sequence.isEmpty() && watching.isEmpty()) {
+    if (sequence.isEmpty() && watching.isEmpty() && interrupting.isEmpty()) {
       return false;
     }
     Checks.requireState(started.compareAndSet(false, true), "the close helper of batcher '%s' ran already", name);
     steps = sequence;
     watches = watching;
+    interrupts = interrupting;
     try {
       thread.start();
-    } catch (Throwable noThread) { // out of memory or threads, or a factory's odd thread: tell them here
-      SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': its close helper could not start; the close runs"
-          + " the user code that follows its report itself" + (watching.isEmpty() ? "" : ", and nobody watches the"
-          + " slots it found claimed but not published: an item published there will not be failed"), noThread);
-      if (ran.compareAndSet(false, true)) {
-        runSteps();
-      }
+    } catch (Throwable noThread) { // out of memory or threads, or a factory's odd thread
+      replace("could not start (" + SafeLog.describe(noThread) + ")");
       return false;
     }
     return await(until);
@@ -106,31 +111,61 @@ final class CloseHelper implements Runnable {
 
   @Override
   public void run() {
-    if (!started.get() || !ran.compareAndSet(false, true)) { // a thread factory's thread calling it on its own
-      throw new IllegalStateException("the close helper of batcher '" + name + "' runs once, when a close starts it");
+    if (!started.get() || !begun.compareAndSet(false, true)) {
+      return; // a factory's thread running it on its own, or too late: the close's own thread has it
     }
-    runSteps();
-    StragglerWatch.watchAll(watches);
+    runAll();
   }
 
-  private void runSteps() {
+  private void runAll() {
     try {
-      for (Runnable step : steps) {
-        try {
-          step.run();
-        } catch (Throwable own) { // every step guards user code: only an Error of our own; the next step goes on
-          SafeLog.log(LOG, Level.ERROR, "batcher '" + name + "': a step of its close failed", own);
-        }
-      }
+      runEach(steps);
     } finally {
       told.countDown();
+    }
+    StragglerWatch.watchAll(watches);
+    runEach(interrupts);
+  }
+
+  private void runEach(List<Runnable> parts) {
+    for (Runnable part : parts) {
+      try {
+        part.run();
+      } catch (Throwable own) { // every part guards user code: only an Error of our own; the next part goes on
+        SafeLog.log(LOG, Level.ERROR, "batcher '" + name + "': a step of its close failed", own);
+      }
+    }
+  }
+
+  /**
+   * The factory's thread did not run the sequence: a daemon thread of the close's own runs it, unless the factory's
+   * began meanwhile; if none can start either, the closing thread tells them itself (no watch: it must return).
+   */
+  private void replace(String why) {
+    if (!begun.compareAndSet(false, true)) {
+      return;
+    }
+    SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': the thread its factory made for its close helper "
+        + why + "; a thread of the close's own runs the user code that follows its report", null);
+    try {
+      Thread own = new Thread(this::runAll, "ringbatch-" + name + "-close");
+      own.setDaemon(true);
+      own.start();
+    } catch (Throwable noThread) { // out of memory or threads: tell them here
+      runEach(steps);
+      runEach(interrupts);
+      told.countDown();
+      if (!watches.isEmpty()) {
+        SafeLog.log(LOG, Level.ERROR, "batcher '" + name + "': no thread could watch the slots its close found"
+            + " claimed but not published; an item published there will not be failed", noThread);
+      }
     }
   }
 
   /**
    * Waits for the sequence (all but the watch) until {@code until}, the grace in slices that a pause of the process
-   * does not use up. A thread that ended without running it (a factory's thread that ignores its Runnable) leaves it
-   * to the closing thread, as a thread that cannot start does.
+   * does not use up. A factory's thread that ended without running it, or has not begun it by the end of the grace,
+   * is replaced ({@link #replace}).
    */
   private boolean await(long until) {
     boolean interrupted = false;
@@ -147,13 +182,13 @@ final class CloseHelper implements Runnable {
       } catch (InterruptedException e) {
         interrupted = true; // the wait goes on; the caller sets the flag again
       }
-      if (!thread.isAlive() && ran.compareAndSet(false, true)) {
-        SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': the thread its factory made for its close helper"
-            + " ended without running it; the close runs the user code that follows its report itself", null);
-        runSteps();
-        return interrupted;
+      if (!begun.get() && !thread.isAlive()) {
+        replace("ended without running it");
       }
       if (grace != null && grace.passed()) {
+        if (!begun.get()) {
+          replace("had not begun to run it when the close's grace ended");
+        }
         return interrupted; // a callback blocks: what follows it runs when it returns
       }
     }

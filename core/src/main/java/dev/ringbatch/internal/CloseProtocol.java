@@ -5,6 +5,7 @@ import dev.ringbatch.BatcherStats;
 import dev.ringbatch.CloseReport;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -46,6 +47,12 @@ final class CloseProtocol {
   /** What the close takes over from the consumer: counted, then told once the report is out. */
   private final Holdings<?, ?> holdings;
   private final Thread consumerThread;
+  /**
+   * Whether the consumer thread's {@code interrupt()} is the JDK's own (a {@code Thread} or virtual thread, not a
+   * factory's subclass that overrides it): then it is no user code, and the close calls it itself, before any
+   * callback that may need what the interrupted sink holds; else the helper calls it last.
+   */
+  private final boolean jdkInterrupt;
   private final HandOver handOver;
   private final FlushWaiters flushWaiters;
   private final GuardedStatsRecorders recorders;
@@ -75,6 +82,7 @@ final class CloseProtocol {
     this.consumer = consumer;
     this.holdings = holdings;
     this.consumerThread = consumerThread;
+    this.jdkInterrupt = isJdkCode(consumerThread);
     this.handOver = handOver;
     this.flushWaiters = flushWaiters;
     this.recorders = recorders;
@@ -240,8 +248,38 @@ final class CloseProtocol {
         stats.get());
     report = done;
     published.complete(done); // later and concurrent closes return it from now on
-    return new Ending(done, tell(gathered, failure, orphaned, drained, done, graceEnd),
-        interruptConsumer ? this::interruptQuietly : null, holdings.watch(gathered));
+    List<Runnable> tell = tell(gathered, failure, orphaned, drained, done, graceEnd);
+    if (interruptConsumer && jdkInterrupt) { // a sink blocked in interruptible I/O gives up before the callbacks run
+      Throwable refused = interruptNow();
+      if (refused != null) {
+        tell = new ArrayList<>(tell);
+        tell.add(() -> SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': interrupting its consumer thread"
+            + " threw", refused));
+      }
+    }
+    return new Ending(done, tell, interruptConsumer && !jdkInterrupt ? this::interruptQuietly : null,
+        holdings.watch(gathered));
+  }
+
+  private static boolean isJdkCode(Thread thread) {
+    try {
+      return thread.getClass().getMethod("interrupt").getDeclaringClass().getModule() == Thread.class.getModule();
+    } catch (ReflectiveOperationException | RuntimeException unknown) {
+      return false; // treated as user code
+    }
+  }
+
+  /** Interrupts the consumer thread (the JDK's own interrupt: no user code); what it threw, if anything. */
+  private @Nullable Throwable interruptNow() {
+    if (consumer.terminated().isDone()) {
+      return null; // back from the user code and gone meanwhile: the thread may be running its factory's code now
+    }
+    try {
+      consumerThread.interrupt();
+      return null;
+    } catch (Throwable t) {
+      return t;
+    }
   }
 
   /**
@@ -282,19 +320,18 @@ final class CloseProtocol {
     return was;
   }
 
-  /** What a close leaves to its {@link CloseHelper}: the user code after its report, an interrupt, a watch. */
+  /**
+   * What a close leaves to its {@link CloseHelper}: the user code after its report, a watch, and a thread factory's
+   * overridden interrupt of the consumer.
+   */
   record Ending(CloseReport report, List<Runnable> tell, @Nullable Runnable interrupt,
       @Nullable StragglerWatch watch) {}
 
-  /** A thread factory's thread may override interrupt(): user code, which must not stop the close. */
+  /** A thread factory's thread may override interrupt(): user code, which the helper calls last. */
   private void interruptQuietly() {
-    if (consumer.terminated().isDone()) {
-      return; // back from the user code and gone meanwhile: the thread may be running its factory's code now
-    }
-    try {
-      consumerThread.interrupt();
-    } catch (Throwable t) {
-      SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': interrupting its consumer thread threw", t);
+    Throwable refused = interruptNow();
+    if (refused != null) {
+      SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': interrupting its consumer thread threw", refused);
     }
   }
 
@@ -351,7 +388,8 @@ final class CloseProtocol {
     }
   }
 
-  private boolean consumerStopped() {
+  /** Whether the consumer ended (or its thread never ran it): it will never make room or hand over. */
+  boolean consumerStopped() {
     return consumer.terminated().isDone() || !consumerThread.isAlive();
   }
 

@@ -318,8 +318,9 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     do { // in slices, so that a full ring of one shard does not keep the others from their markers
       allMarked = true;
       for (int i = 0; i < drained.length; i++) {
-        drained[i] = drained[i] || steps.get(i).publishMarker(Math.min(deadline, System.nanoTime() + MARKER_SLICE_NANOS));
-        allMarked &= drained[i];
+        CloseProtocol shard = steps.get(i);
+        drained[i] = drained[i] || shard.publishMarker(Math.min(deadline, System.nanoTime() + MARKER_SLICE_NANOS));
+        allMarked &= drained[i] || shard.consumerStopped(); // a consumer gone never makes room: not waited for
       }
     } while (!allMarked && deadline - System.nanoTime() > 0);
     for (int i = 0; i < drained.length; i++) {

@@ -12,12 +12,13 @@ import org.jspecify.annotations.Nullable;
  * Fails the items of slots an abandoning close found claimed but not published ({@link Holdings}): a producer
  * descheduled between its claim and its publish (no user code runs there, but the OS may stop a thread anywhere)
  * that had read the batcher open publishes an accepted item later, into a ring nobody reads any more. Whoever ran
- * the close's user code watches those slots last, after it ({@link CloseHelper}, or the consumer failing its own
+ * the close's user code watches those slots after it ({@link CloseHelper}, or the consumer failing its own
  * holdings), parked with a growing pause, and fails and counts each item as it appears; a tombstone (the producer
  * read the batcher closing) needs nothing. Nobody else reads these slots after a take-over, and producers cannot
  * claim them again: the consumer's sequence no longer moves, so the ring never wraps onto them. A slot its producer
  * never publishes (it died between the two) keeps the watching thread, and the batcher it holds, for the life of
- * the process: logged once.
+ * the process (logged once after 60 s), unless that thread is not a daemon (a consumer's, from a factory): it stops
+ * watching then, so as never to keep the JVM from exiting.
  */
 final class StragglerWatch {
   private static final System.Logger LOG = System.getLogger(StragglerWatch.class.getName());
@@ -67,7 +68,11 @@ final class StragglerWatch {
       }
       if (!reported && System.nanoTime() - start > REPORT_AFTER_NANOS) {
         reported = true;
-        left.forEach(StragglerWatch::report);
+        boolean daemon = Thread.currentThread().isDaemon(); // one that is not must not keep the JVM from exiting
+        left.forEach(watch -> watch.report(daemon));
+        if (!daemon) {
+          return;
+        }
       }
       LockSupport.parkNanos(StragglerWatch.class, pause);
       pause = Math.min(2 * pause, reported ? SLOW_PAUSE_NANOS : MAX_PAUSE_NANOS);
@@ -75,10 +80,12 @@ final class StragglerWatch {
     }
   }
 
-  private void report() {
+  private void report(boolean watching) {
     SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': slots " + slots + " were claimed "
         + TimeUnit.NANOSECONDS.toSeconds(REPORT_AFTER_NANOS) + " s ago and are still not published; their"
-        + " producers are stopped between claim and publish. Still watching, once a second", null);
+        + " producers are stopped between claim and publish. " + (watching ? "Still watching, once a second"
+        : "Not watched any longer (the watching thread, the consumer's, is not a daemon): an item published there"
+        + " will not be failed"), null);
   }
 
   /** Fails the items of the slots published by now; true once none is left. */
