@@ -39,7 +39,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * (or a thread factory's thread) that waits for something later in that sequence must not leave a future untold.
  */
 @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class CloseHelperReviewTest {
+class CloseHelperSequenceTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
   @RegisterExtension
@@ -81,7 +81,7 @@ class CloseHelperReviewTest {
   void sharded_dependentActionWaitingForAnotherShardsItem_holdsItUpUntilItReturns_notTheClose() throws Exception {
     Gate sinkRelease = holds.gate();
     CountDownLatch inSinks = new CountDownLatch(2);
-    Batcher<Integer, Void> batcher = holds.track(Batcher.sharded("review-cross", BatcherConfig.ofDefaults(), 2,
+    Batcher<Integer, Void> batcher = holds.track(Batcher.sharded("helper-cross", BatcherConfig.ofDefaults(), 2,
         i -> i, shard -> BatchSink.noResult(items -> {
           inSinks.countDown();
           sinkRelease.await();
@@ -114,7 +114,7 @@ class CloseHelperReviewTest {
     ReentrantLock lock = new ReentrantLock();
     Gate sinkRelease = holds.gate();
     CountDownLatch inSink = new CountDownLatch(1);
-    Batcher<Integer, Void> batcher = holds.track(Batcher.of("review-lock", BatcherConfig.ofDefaults(),
+    Batcher<Integer, Void> batcher = holds.track(Batcher.of("helper-lock", BatcherConfig.ofDefaults(),
         BatchSink.noResult(items -> {
           lock.lock();
           try {
@@ -160,8 +160,8 @@ class CloseHelperReviewTest {
    */
   @Test
   void helperThreadThatNeverRunsItsRunnable_itemPublishedAfterTheCloseIsStillFailed() throws Exception {
-    ThreadFactory factory = helperRunning("review-ignoring", helper -> () -> { }); // ignores the helper's Runnable
-    Batcher<String, Void> batcher = holds.track(Batcher.of("review-ignoring",
+    ThreadFactory factory = helperRunning("helper-ignoring", helper -> () -> { }); // ignores the helper's Runnable
+    Batcher<String, Void> batcher = holds.track(Batcher.of("helper-ignoring",
         BatcherConfig.builder().threadFactory(factory).build(), BatchSink.noResult(items -> { })));
     Producer producer = Producer.of(batcher);
     long claimed = producer.claim();
@@ -182,14 +182,14 @@ class CloseHelperReviewTest {
   @Test
   void helperThreadThatNeverRunsItsRunnable_blockingDependentAction_closeReturnsInTime() throws Exception {
     Gate actionRelease = holds.gate();
-    Batcher<String, Void> batcher = heldInSink("review-ignoring2",
-        helperRunning("review-ignoring2", helper -> () -> { })); // ignores the helper's Runnable
+    Batcher<String, Void> batcher = heldInSink("helper-ignoring2",
+        helperRunning("helper-ignoring2", helper -> () -> { })); // ignores the helper's Runnable
     CompletableFuture<Void> item = batcher.submit("held");
     awaitInSink(batcher);
     item.whenComplete((v, t) -> actionRelease.await()); // user code that blocks (until the test ends)
 
     CompletableFuture<CloseReport> closed = new CompletableFuture<>();
-    Thread closer = new Thread(() -> closed.complete(batcher.close(Duration.ofMillis(100))), "review-closer");
+    Thread closer = new Thread(() -> closed.complete(batcher.close(Duration.ofMillis(100))), "helper-closer");
     closer.setDaemon(true);
     long start = System.nanoTime();
     closer.start();
@@ -206,7 +206,7 @@ class CloseHelperReviewTest {
   @Test
   void helperThreadHeldBeforeItsRunnable_abandonedCallerIsStillTold() throws Exception {
     Gate factoryRelease = holds.gate();
-    Batcher<String, Void> batcher = heldInSink("review-late", helperRunning("review-late", helper -> () -> {
+    Batcher<String, Void> batcher = heldInSink("helper-late", helperRunning("helper-late", helper -> () -> {
       factoryRelease.await(); // the factory's own code, before the Runnable (until the test ends)
       helper.run();
     }));
@@ -229,7 +229,7 @@ class CloseHelperReviewTest {
     Gate interruptRelease = holds.gate();
     CountDownLatch interrupted = new CountDownLatch(1);
     ThreadFactory factory = r -> {
-      Thread t = new Thread(r, "review-interrupt-" + r.getClass().getSimpleName()) {
+      Thread t = new Thread(r, "helper-interrupt-" + r.getClass().getSimpleName()) {
         @Override
         public void interrupt() {
           if (Thread.currentThread() != this) {
@@ -242,7 +242,7 @@ class CloseHelperReviewTest {
       t.setDaemon(true);
       return t;
     };
-    Batcher<String, Void> batcher = heldInSink("review-interrupt", factory);
+    Batcher<String, Void> batcher = heldInSink("helper-interrupt", factory);
     CompletableFuture<Void> first = batcher.submit("first");
     awaitInSink(batcher);
     Producer producer = Producer.of(batcher);
@@ -274,7 +274,7 @@ class CloseHelperReviewTest {
       made.add(t);
       return t;
     };
-    Batcher<String, Void> batcher = holds.track(Batcher.of("review-nondaemon",
+    Batcher<String, Void> batcher = holds.track(Batcher.of("helper-nondaemon",
         BatcherConfig.builder().threadFactory(factory).build(), BatchSink.noResult(items -> { })));
     Producer producer = Producer.of(batcher);
     long claimed = producer.claim();
@@ -299,11 +299,11 @@ class CloseHelperReviewTest {
     AtomicInteger consumers = new AtomicInteger();
     ThreadFactory factory = r -> {
       boolean dud = r.getClass().getSimpleName().equals("CoalescingConsumer") && consumers.getAndIncrement() == 0;
-      Thread t = dud ? new Thread(() -> { }, "review-dud-consumer") : new Thread(r, "review-dud-other");
+      Thread t = dud ? new Thread(() -> { }, "helper-dud-consumer") : new Thread(r, "helper-dud-other");
       t.setDaemon(true);
       return t;
     };
-    Batcher<Integer, Void> batcher = holds.track(Batcher.sharded("review-dud",
+    Batcher<Integer, Void> batcher = holds.track(Batcher.sharded("helper-dud",
         BatcherConfig.builder().ringSize(8).maxBatchSize(8).threadFactory(factory).build(), 2, i -> i,
         shard -> BatchSink.noResult(items -> { })));
     List<CompletableFuture<Void>> shard0 = new ArrayList<>();
@@ -329,7 +329,7 @@ class CloseHelperReviewTest {
   void sharded_oneShardStuck_healthyShardDrainsAndCloseReturnsInTimeWithItsInterrupt() throws Exception {
     Gate sinkRelease = holds.gate();
     CountDownLatch stuck = new CountDownLatch(1);
-    Batcher<Integer, Void> batcher = holds.track(Batcher.sharded("review-stuck", BatcherConfig.ofDefaults(), 2,
+    Batcher<Integer, Void> batcher = holds.track(Batcher.sharded("helper-stuck", BatcherConfig.ofDefaults(), 2,
         i -> i % 2, shard -> BatchSink.noResult(items -> {
           if (shard == 0) {
             stuck.countDown();
