@@ -17,10 +17,12 @@ import org.jspecify.annotations.Nullable;
  * is built (a close never calls the factory, which may block), a daemon as the consumer's default is, and started
  * only if a close has such code to call.
  *
- * <p>It runs that code in one sequence, in the order the consumer runs its own: the recorders, then the callers'
- * dependent actions, the flushes' and the log handlers, then {@code recordClosed}; then the watch over slots claimed
- * but not published ({@link StragglerWatch}); last, the {@code interrupt()} of a consumer taken from user code when
- * its thread's class overrides it (user code; the JDK's own interrupt the close calls itself). A callback that
+ * <p>It runs that code in one sequence: first the JDK's own {@code interrupt()} of a consumer taken from user code
+ * (a sink in interruptible I/O gives up, and lets go of what it holds, before any callback may need it; it may run
+ * a channel's close, so never on the closing thread); then, in the order the consumer runs its own, the recorders,
+ * the callers' dependent actions, the flushes' and the log handlers, then {@code recordClosed}; then the watch over
+ * slots claimed but not published ({@link StragglerWatch}); last, an {@code interrupt()} that the consumer thread's
+ * class overrides (user code, which must hold up no caller and no watch). A callback that
  * blocks holds up what comes after it, as it would on the consumer thread; never the close, which waits for the
  * sequence only until the end of its grace. A factory's thread that does not run it (it ended without running it,
  * or has not begun by the end of the grace) is replaced by a daemon thread of the close's own, logged: the one
@@ -39,7 +41,7 @@ final class CloseHelper implements Runnable {
   /** Whether a thread began the sequence: the factory's, or the close's own in its place. */
   private final AtomicBoolean begun = new AtomicBoolean();
   private final CountDownLatch told = new CountDownLatch(1);
-  /** Written before {@link Thread#start()}, which publishes them to the thread. */
+  /** Written before {@link #started} is set, which publishes them to whichever thread runs the helper. */
   private List<Runnable> steps = List.of();
   private List<StragglerWatch> watches = List.of();
   private List<Runnable> interrupts = List.of();
@@ -81,12 +83,17 @@ final class CloseHelper implements Runnable {
     List<Runnable> sequence = new ArrayList<>();
     List<StragglerWatch> watching = new ArrayList<>();
     List<Runnable> interrupting = new ArrayList<>();
+    for (CloseProtocol.Ending ending : endings) { // the JDK's own interrupts first: a sink gives up what it holds
+      if (ending.interrupt() != null && ending.interruptIsJdkCode()) {
+        sequence.add(ending.interrupt());
+      }
+    }
     for (CloseProtocol.Ending ending : endings) {
       sequence.addAll(ending.tell());
       if (ending.watch() != null) {
         watching.add(ending.watch());
       }
-      if (ending.interrupt() != null) {
+      if (ending.interrupt() != null && !ending.interruptIsJdkCode()) {
         interrupting.add(ending.interrupt());
       }
     }
@@ -96,15 +103,15 @@ final class CloseHelper implements Runnable {
     if (sequence.isEmpty() && watching.isEmpty() && interrupting.isEmpty()) {
       return false;
     }
-    Checks.requireState(started.compareAndSet(false, true), "the close helper of batcher '%s' ran already", name);
+    Checks.requireState(!started.get(), "the close helper of batcher '%s' ran already", name);
     steps = sequence;
     watches = watching;
     interrupts = interrupting;
+    started.set(true); // publishes the lists to a factory's thread that runs the helper on its own, at any time
     try {
       thread.start();
     } catch (Throwable noThread) { // out of memory or threads, or a factory's odd thread
       replace("could not start (" + SafeLog.describe(noThread) + ")");
-      return false;
     }
     return await(until);
   }

@@ -5,7 +5,6 @@ import dev.ringbatch.BatcherStats;
 import dev.ringbatch.CloseReport;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -49,8 +48,8 @@ final class CloseProtocol {
   private final Thread consumerThread;
   /**
    * Whether the consumer thread's {@code interrupt()} is the JDK's own (a {@code Thread} or virtual thread, not a
-   * factory's subclass that overrides it): then it is no user code, and the close calls it itself, before any
-   * callback that may need what the interrupted sink holds; else the helper calls it last.
+   * factory's subclass that overrides it): then the helper calls it first, before any callback that may need what
+   * the interrupted sink holds; else last, after every caller is told and the stragglers watched.
    */
   private final boolean jdkInterrupt;
   private final HandOver handOver;
@@ -248,17 +247,8 @@ final class CloseProtocol {
         stats.get());
     report = done;
     published.complete(done); // later and concurrent closes return it from now on
-    List<Runnable> tell = tell(gathered, failure, orphaned, drained, done, graceEnd);
-    if (interruptConsumer && jdkInterrupt) { // a sink blocked in interruptible I/O gives up before the callbacks run
-      Throwable refused = interruptNow();
-      if (refused != null) {
-        tell = new ArrayList<>(tell);
-        tell.add(() -> SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': interrupting its consumer thread"
-            + " threw", refused));
-      }
-    }
-    return new Ending(done, tell, interruptConsumer && !jdkInterrupt ? this::interruptQuietly : null,
-        holdings.watch(gathered));
+    return new Ending(done, tell(gathered, failure, orphaned, drained, done, graceEnd),
+        interruptConsumer ? this::interruptQuietly : null, jdkInterrupt, holdings.watch(gathered));
   }
 
   private static boolean isJdkCode(Thread thread) {
@@ -269,18 +259,7 @@ final class CloseProtocol {
     }
   }
 
-  /** Interrupts the consumer thread (the JDK's own interrupt: no user code); what it threw, if anything. */
-  private @Nullable Throwable interruptNow() {
-    if (consumer.terminated().isDone()) {
-      return null; // back from the user code and gone meanwhile: the thread may be running its factory's code now
-    }
-    try {
-      consumerThread.interrupt();
-      return null;
-    } catch (Throwable t) {
-      return t;
-    }
-  }
+
 
   /**
    * The user code that follows the report, as the consumer runs its own: the recorders (after those of items the
@@ -321,17 +300,24 @@ final class CloseProtocol {
   }
 
   /**
-   * What a close leaves to its {@link CloseHelper}: the user code after its report, a watch, and a thread factory's
-   * overridden interrupt of the consumer.
+   * What a close leaves to its {@link CloseHelper}: the user code after its report, a watch, and the interrupt of a
+   * consumer taken from user code (the JDK's own, or a thread factory's override).
    */
-  record Ending(CloseReport report, List<Runnable> tell, @Nullable Runnable interrupt,
+  record Ending(CloseReport report, List<Runnable> tell, @Nullable Runnable interrupt, boolean interruptIsJdkCode,
       @Nullable StragglerWatch watch) {}
 
-  /** A thread factory's thread may override interrupt(): user code, which the helper calls last. */
+  /**
+   * Interrupts a consumer taken from user code, on the helper: the JDK's interrupt may close a channel (user code,
+   * for a channel of your own), and a thread factory's thread may override it.
+   */
   private void interruptQuietly() {
-    Throwable refused = interruptNow();
-    if (refused != null) {
-      SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': interrupting its consumer thread threw", refused);
+    if (consumer.terminated().isDone()) {
+      return; // back from the user code and gone meanwhile: the thread may be running its factory's code now
+    }
+    try {
+      consumerThread.interrupt();
+    } catch (Throwable t) {
+      SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': interrupting its consumer thread threw", t);
     }
   }
 

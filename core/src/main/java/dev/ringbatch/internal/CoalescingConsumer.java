@@ -136,6 +136,9 @@ final class CoalescingConsumer<T, R> implements Runnable {
     } finally {
       terminated.complete(null);
     }
+    if (handOver.state() == HandOver.TAKEN) {
+      Thread.interrupted(); // the close's interrupt was for the sink it took over from: not for the factory's code
+    }
     StragglerWatch watch = ownStragglers;
     if (watch != null) { // after its own user code, as a close's helper does: a late item fails here, on this thread
       StragglerWatch.watchAll(List.of(watch));
