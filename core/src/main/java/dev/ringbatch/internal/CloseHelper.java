@@ -73,9 +73,9 @@ final class CloseHelper implements Runnable {
   }
 
   /**
-   * Runs the user code of {@code endings} (each its own part, in turn), then {@code last} (a sharded batcher's
-   * recordClosed), then watches their stragglers and calls their overridden interrupts; waits for all but the watch
-   * and the interrupts until {@code until} (which a pause of the whole process does not use up). Runs nothing, and
+   * Runs the endings' JDK interrupts, then the user code of {@code endings} (each its own part, in turn), then
+   * {@code last} (a sharded batcher's recordClosed), then watches their stragglers and calls their overridden
+   * interrupts; waits for all but the watch and the overridden interrupts until {@code until} (which a pause of the whole process does not use up). Runs nothing, and
    * starts no thread, if there is nothing to run. Once; returns whether the closing thread was interrupted while it
    * waited.
    */
