@@ -220,9 +220,10 @@ class AdaptiveBatcherTest {
   void flushAndCloseCutALearntLinger() throws Exception {
     start(Adaptive.throughput().withMaxLinger(MAX_LINGER));
     learnALinger();
-    // Frozen before the last write's end (no idle spell, whatever the callers took to stop), after a batch of two
-    // or more: the next item is held, and its linger never ends.
-    ticker.freeze(-TimeUnit.MILLISECONDS.toNanos(10));
+    // Frozen before the last write's end (no idle spell, whatever the callers and the consumer took to stop: on a
+    // loaded machine that took more than the 10 ms this step once was), after a batch of two or more: the next item
+    // is held, and its linger never ends.
+    ticker.freeze(-TimeUnit.SECONDS.toNanos(60));
     CompletableFuture<Void> held = batcher.submit(1);
     assertThatThrownBy(() -> held.get(50, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);
     batcher.flush().get(10, TimeUnit.SECONDS);
