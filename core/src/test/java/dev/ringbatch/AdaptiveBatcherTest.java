@@ -66,7 +66,13 @@ class AdaptiveBatcherTest {
 
   private Batcher<Integer, Void> start(Adaptive adaptive) {
     BatcherConfig config = BatcherConfig.builder().ringSize(256).maxBatchSize(CAP).adaptive(adaptive)
-        .ticker(ticker).threadFactory(r -> consumer = new Thread(r, "adaptive-test-consumer")).build();
+        .ticker(ticker).threadFactory(r -> { // the first thread made is the consumer, then the close helper
+          Thread t = new Thread(r, consumer == null ? "adaptive-test-consumer" : "adaptive-test-close");
+          if (consumer == null) {
+            consumer = t;
+          }
+          return t;
+        }).build();
     batcher = Batcher.of("adaptive-test", config, BatchSink.noResult(items -> {
       largestBatch.accumulateAndGet(items.size(), Math::max);
       written.addAndGet(items.size());

@@ -656,9 +656,12 @@ class ChaosTest {
 
     private ThreadFactory consumerFactory() {
       return runnable -> {
-        Thread t = new Thread(runnable, "chaos-consumer-" + index);
+        boolean consumer = runnable.getClass().getSimpleName().equals("CoalescingConsumer"); // not the close helper
+        Thread t = new Thread(runnable, "chaos-" + (consumer ? "consumer-" : "close-") + index);
         t.setDaemon(true);
-        consumerThread.set(t);
+        if (consumer) {
+          consumerThread.set(t);
+        }
         return t;
       };
     }

@@ -72,7 +72,7 @@ class FatalConsumerRecorderOrderTest {
     return BatcherConfig.builder().ringSize(8).maxBatchSize(8).linger(Duration.ofSeconds(30)).threadFactory(r -> {
       Thread t = new Thread(r, name + "-consumer");
       t.setDaemon(true);
-      consumer.set(t);
+      consumer.compareAndSet(null, t); // the first thread made is the consumer, then the close helper
       return t;
     }).build();
   }

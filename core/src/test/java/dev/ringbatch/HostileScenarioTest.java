@@ -110,7 +110,7 @@ class HostileScenarioTest {
         .threadFactory(r -> {
           Thread t = new Thread(r, "d3-consumer");
           t.setDaemon(true);
-          consumer.set(t);
+          consumer.compareAndSet(null, t); // the first thread made is the consumer, then the close helper
           return t;
         }).build(), okSink());
     CompletableFuture<Integer> first = batcher.submit(1);

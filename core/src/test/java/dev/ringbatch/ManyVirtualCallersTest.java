@@ -61,7 +61,7 @@ class ManyVirtualCallersTest {
         .overflowPolicy(OverflowPolicy.BLOCK).submitTimeout(BatcherConfig.NO_TIMEOUT)
         .threadFactory(r -> {
           Thread t = new Thread(r, "review22-consumer");
-          consumer.set(t);
+          consumer.compareAndSet(null, t); // the first thread made is the consumer, then the close helper
           return t;
         });
     if (setup == Setup.LINGER) {

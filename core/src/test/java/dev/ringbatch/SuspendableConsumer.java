@@ -35,7 +35,7 @@ final class SuspendableConsumer {
     return r -> {
       Thread t = new Thread(r, name + "-consumer");
       t.setDaemon(true);
-      thread.set(t);
+      thread.compareAndSet(null, t); // the first thread made is the consumer, then the close helper
       return t;
     };
   }

@@ -99,14 +99,14 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
         completer, flushWaiters, inForce, ticker, gate, selfClock, holdings);
     ThreadFactory factory = config.threadFactory();
-    // The close helper first, the consumer last (a factory that keeps the last thread it made keeps the consumer);
-    // the helper is started only by a close with user code to call after its report; a shard's is its batcher's.
-    CloseHelper helper = ownHelper ? CloseHelper.create(name, factory) : null;
     Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");
-    Checks.requireState(helper == null || !helper.runsOn(thread), "threadFactory returned the same thread twice"
-        + " (%s): batcher '%s' needs two, its close helper and its consumer", thread, name);
     consumers.add(thread);
+    // The consumer first (a factory that numbers its threads gives it the first number), then the close helper,
+    // started only by a close with user code to call after its report; a shard's is its sharded batcher's.
+    CloseHelper helper = ownHelper ? CloseHelper.create(name, factory) : null;
+    Checks.requireState(helper == null || !helper.runsOn(thread), "threadFactory returned the same thread twice"
+        + " (%s): batcher '%s' needs two, its consumer and its close helper", thread, name);
     this.closing = new CloseProtocol(name, ringSize, gate, consumer, holdings, thread, handOver, flushWaiters,
         recorders, helper, this::stats);
   }

@@ -60,26 +60,28 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     this.key = key;
     this.closeRecorders = new GuardedStatsRecorders(name);
     LostFailureLog lostLog = new LostFailureLog(name); // one for all shards: a line per batcher, not per shard
-    // Made first, as a single batcher's (a factory that keeps the last thread it made keeps a consumer).
-    this.helper = CloseHelper.create(name, config.threadFactory());
     List<DisruptorBatcher<T, R>> started = new ArrayList<>(count);
+    CloseHelper made;
     try {
       for (int i = 0; i < count; i++) {
         BatchSink<T, R> sink = sinks.apply(i);
         if (sink == null) {
           throw new NullPointerException("sinks returned null for shard " + i);
         }
-        DisruptorBatcher<T, R> shard =
-            DisruptorBatcher.startShard(name + "-" + i, config, weigher, sink, consumers, lostLog);
-        started.add(shard);
-        requireState(!helper.runsOn(shard.consumerThread()), "threadFactory returned the same thread twice (%s):"
-            + " batcher '%s' needs one for its close helper and one per shard", shard.consumerThread(), name);
+        started.add(DisruptorBatcher.startShard(name + "-" + i, config, weigher, sink, consumers, lostLog));
+      }
+      // After the shards' consumers, as a single batcher's: a factory that numbers its threads numbers them by shard.
+      made = CloseHelper.create(name, config.threadFactory());
+      for (DisruptorBatcher<T, R> shard : started) {
+        requireState(!made.runsOn(shard.consumerThread()), "threadFactory returned the same thread twice (%s):"
+            + " batcher '%s' needs one per shard and one for its close helper", shard.consumerThread(), name);
       }
     } catch (Throwable e) { // a sink function or thread factory may throw anything, even a sneaky checked one
-      // nothing was submitted and no recorder added: no user code to run, so the helper is never started
-      closeShards(started, Duration.ZERO, System.nanoTime(), helper, null);
+      // nothing was submitted and no recorder added: no user code to run, so no helper is started
+      closeShards(started, Duration.ZERO, System.nanoTime(), CloseHelper.create(name, null), null);
       throw e;
     }
+    this.helper = made;
     this.shards = List.copyOf(started);
   }
 
