@@ -32,8 +32,6 @@ final class CloseHelper implements Runnable {
   private static final System.Logger LOG = System.getLogger(CloseHelper.class.getName());
   /** The wait's slices, between which it checks its {@link PauseAwareDeadline}. */
   private static final long SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-  /** How often the wait before the grace checks that the helper's thread is still alive. */
-  private static final long THREAD_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
   private final String name;
   private final Thread thread;
@@ -183,7 +181,7 @@ final class CloseHelper implements Runnable {
         grace = new PauseAwareDeadline(until);
       }
       try {
-        if (told.await(grace != null ? SLICE_NANOS : Math.min(toGrace, THREAD_CHECK_NANOS), TimeUnit.NANOSECONDS)) {
+        if (told.await(grace != null ? SLICE_NANOS : Math.min(toGrace, CloseProtocol.THREAD_CHECK_NANOS), TimeUnit.NANOSECONDS)) {
           return interrupted;
         }
       } catch (InterruptedException e) {

@@ -36,8 +36,8 @@ final class CloseProtocol {
    */
   static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
-  /** How often a close waiting for the drain checks that the consumer thread is still alive. */
-  private static final long THREAD_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+  /** How often a close waiting for another thread (the consumer, its helper) checks that it is still alive. */
+  static final long THREAD_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
   private final String name;
   private final int ringSize;
@@ -91,11 +91,6 @@ final class CloseProtocol {
 
   @Nullable CloseReport report() {
     return report;
-  }
-
-  /** Completes with the close's report as soon as it is out, before the user code that follows it. */
-  CompletableFuture<CloseReport> published() {
-    return published;
   }
 
   /** The failure flushes get after a close that abandoned items; null otherwise. */
