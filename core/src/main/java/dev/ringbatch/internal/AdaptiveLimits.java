@@ -147,9 +147,12 @@ final class AdaptiveLimits {
     return Math.max(FIRST_RUNG_NANOS * 10, 2 * rungs[rung]);
   }
 
-  /** A batch is about to be handed to the writer: keeps its publish stamps, which its completion clears. */
-  void writeStarting(PendingBatch<?, ?> batch) {
-    stamped = latency ? batch.copyStamps(this) : 0;
+  /**
+   * A batch is about to be handed to the writer, with the first {@code count} entries of {@link #stampsFor}
+   * holding its publish stamps (which its completion clears).
+   */
+  void writeStarting(int count) {
+    stamped = latency ? count : 0;
   }
 
   /** The batch's publish stamps, copied before its write (its stamps are cleared once it completes). */

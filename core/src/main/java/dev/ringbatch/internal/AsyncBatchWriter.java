@@ -185,7 +185,7 @@ final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
       wakeConsumer.run(); // it may wait for the slot, or for every batch to settle at the close marker
       int size = batch.size();
       Wakes woken = completer.complete(batch, cause, writeNanos);
-      spinHint.settled(woken, writeNanos, size);
+      spinHint.settled(woken == null ? 0 : woken.total(), woken == null ? 0 : woken.virtual(), writeNanos, size);
       AdaptiveLimits a = adaptive;
       if (a != null) {
         a.asyncWritten(size, writeNanos);

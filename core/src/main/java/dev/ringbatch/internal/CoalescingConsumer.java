@@ -399,7 +399,7 @@ final class CoalescingConsumer<T, R> implements Runnable {
     AdaptiveLimits a = limits.steering();
     int size = batch.size();
     if (a != null) {
-      a.writeStarting(batch);
+      a.writeStarting(a.needsStamps() ? batch.copyStamps(a) : 0);
     }
     PendingBatch<T, R> next = writer.write(batch, lastSequence);
     if (next != batch) {

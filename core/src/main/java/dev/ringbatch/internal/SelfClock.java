@@ -58,17 +58,15 @@ final class SelfClock {
   private int virtualWaiters;
 
   /**
-   * A batch was completed, after {@code writeNanos} in the sink; {@code wakes} are the callers it woke (null: none).
-   * Called by the writer that completes batches on the consumer thread.
+   * A batch was completed, after {@code writeNanos} in the sink, waking {@code woken} callers of which {@code
+   * virtual} on virtual threads. Called by the writer that completes batches on the consumer thread.
    */
-  void completed(@Nullable Wakes wakes, long writeNanos) {
-    if (wakes == null) {
-      waiters = 0;
-      virtualWaiters = 0;
+  void completed(int woken, int virtual, long writeNanos) {
+    waiters = woken;
+    virtualWaiters = virtual;
+    if (woken == 0) {
       return;
     }
-    waiters = wakes.total();
-    virtualWaiters = wakes.virtual();
     meanWriteNanos += (Math.max(0, writeNanos) - meanWriteNanos) >> MEAN_SHIFT;
   }
 

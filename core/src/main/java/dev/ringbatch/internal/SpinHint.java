@@ -1,6 +1,5 @@
 package dev.ringbatch.internal;
 
-import org.jspecify.annotations.Nullable;
 
 /**
  * Whether a caller on a platform thread should spin briefly before it parks for its result ({@link ItemFuture}):
@@ -29,11 +28,12 @@ final class SpinHint {
   private long meanSize8;
 
   /**
-   * A batch of {@code size} items was settled in {@code writeNanos}, waking {@code woken}: only a batch that
-   * platform-thread callers waited on tells the next ones whether to spin. Any thread that settles a batch.
+   * A batch of {@code size} items was settled in {@code writeNanos}, waking {@code woken} callers of which {@code
+   * virtual} on virtual threads: only a batch that platform-thread callers waited on tells the next ones whether
+   * to spin. Any thread that settles a batch.
    */
-  void settled(@Nullable Wakes woken, long writeNanos, int size) {
-    if (woken != null && woken.total() > woken.virtual()) {
+  void settled(int woken, int virtual, long writeNanos, int size) {
+    if (woken > virtual) {
       written(writeNanos, size);
     }
   }

@@ -145,8 +145,10 @@ final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
       int size = batch.size();
       selfClock.wakingFrom(); // what comes into the ring from here may be these callers coming back
       Wakes woken = completer.complete(batch, failure, writeNanos, selfClock.quickSink());
-      selfClock.completed(woken, writeNanos);
-      spinHint.settled(woken, writeNanos, size);
+      int total = woken == null ? 0 : woken.total();
+      int virtual = woken == null ? 0 : woken.virtual();
+      selfClock.completed(total, virtual, writeNanos);
+      spinHint.settled(total, virtual, writeNanos, size);
     } finally {
       completing.lazySet(false);
     }

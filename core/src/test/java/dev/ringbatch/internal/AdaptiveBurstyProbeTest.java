@@ -43,7 +43,7 @@ class AdaptiveBurstyProbeTest {
       for (int k = 0; k < n; k++) {
         batch.add(k, null, 1, k, now - 5_000);
       }
-      controller.writeStarting(batch);
+      controller.writeStarting(batch.copyStamps(controller));
       long start = now;
       long write = 20_000 + 500L * n;
       now += write;

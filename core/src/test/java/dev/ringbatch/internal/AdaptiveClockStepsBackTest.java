@@ -43,7 +43,7 @@ class AdaptiveClockStepsBackTest {
       for (int k = 0; k < n; k++) {
         batch.add(k, null, 1, k, now - 5_000);
       }
-      controller.writeStarting(batch);
+      controller.writeStarting(batch.copyStamps(controller));
       long start = now;
       long write = noisy ? (random.nextInt(10) == 0 ? 20_000_000 : 200_000) : 2_000_000 + 500L * n;
       now += write;

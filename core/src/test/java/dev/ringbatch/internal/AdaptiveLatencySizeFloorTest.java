@@ -31,7 +31,7 @@ class AdaptiveLatencySizeFloorTest {
       for (int k = 0; k < n; k++) {
         batch.add(k, null, 1, k, now - 5_000); // published 5 µs before it was taken
       }
-      controller.writeStarting(batch);
+      controller.writeStarting(batch.copyStamps(controller));
       long start = now;
       long write = 2_000_000 + 50L * n;
       now += write;

@@ -63,7 +63,7 @@ class AdaptiveLimitsTest {
       for (int i = 0; i < n; i++) { // published a little before they were taken: the cohort, then those gathered
         batch.add(i, null, 1, i, (i < Math.min(n, half) ? firstTaken : now) - 5 * MICROS);
       }
-      controller.writeStarting(batch);
+      controller.writeStarting(batch.copyStamps(controller));
       long start = now;
       long write = writeTime(n);
       now += write;
@@ -146,11 +146,11 @@ class AdaptiveLimitsTest {
     long now = 0;
     assertThat(controller.mayLinger(now)).as("before any write").isFalse();
     batch.add("a", null, 1, 0, SubmissionSlot.NOT_STAMPED);
-    controller.writeStarting(batch);
+    controller.writeStarting(batch.copyStamps(controller));
     controller.writeEnded(1, now, 10 * MICROS, now += 10 * MICROS);
     assertThat(controller.mayLinger(now + MICROS)).as("after a lone item").isFalse();
     batch.add("b", null, 1, 1, SubmissionSlot.NOT_STAMPED);
-    controller.writeStarting(batch);
+    controller.writeStarting(batch.copyStamps(controller));
     controller.writeEnded(2, now += MICROS, 10 * MICROS, now += 10 * MICROS);
     assertThat(controller.mayLinger(now + MICROS)).as("right after two items").isTrue();
     assertThat(controller.mayLinger(now + 10_000 * MICROS)).as("after an idle spell").isFalse();
