@@ -1,7 +1,7 @@
 package dev.ringbatch;
 
-import static dev.ringbatch.internal.Checks.requireNonNegative;
-import static dev.ringbatch.internal.Checks.requirePositive;
+import static dev.ringbatch.internal.shared.Checks.requireNonNegative;
+import static dev.ringbatch.internal.shared.Checks.requirePositive;
 
 import java.time.Duration;
 import java.util.Objects;
@@ -29,7 +29,7 @@ import org.jspecify.annotations.Nullable;
  * a lone caller's: a linger applies only to a batch that follows a write of two items or more closely.
  * {@code flush()} and {@code close()} cut any wait. {@link Batcher#limits()} and {@link BatcherStats#limits()}
  * give the values in force; each change is logged at {@code DEBUG} by the logger
- * {@code dev.ringbatch.internal.AdaptiveLimits}.
+ * {@code dev.ringbatch.internal.pacing.AdaptiveLimits}.
  *
  * <p>Immutable.
  */

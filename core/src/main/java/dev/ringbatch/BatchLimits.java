@@ -1,7 +1,7 @@
 package dev.ringbatch;
 
-import static dev.ringbatch.internal.Checks.requireNonNegative;
-import static dev.ringbatch.internal.Checks.requirePositive;
+import static dev.ringbatch.internal.shared.Checks.requireNonNegative;
+import static dev.ringbatch.internal.shared.Checks.requirePositive;
 
 import java.time.Duration;
 import java.util.Objects;

@@ -41,7 +41,7 @@ public interface BatchSink<T, R> {
    * }</pre>
    */
   static <T> BatchSink<T, Void> noResult(ItemsWriter<T> writer) {
-    return dev.ringbatch.internal.ListSink.noResult(writer);
+    return dev.ringbatch.internal.consume.ListSink.noResult(writer);
   }
 
   /**
@@ -50,7 +50,7 @@ public interface BatchSink<T, R> {
    * @throws NullPointerException if {@code writer} is null
    */
   static <T, R> BatchSink<T, R> withResults(ResultsWriter<T, R> writer) {
-    return dev.ringbatch.internal.ListSink.withResults(writer);
+    return dev.ringbatch.internal.consume.ListSink.withResults(writer);
   }
 
   /**

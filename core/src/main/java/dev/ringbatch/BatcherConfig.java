@@ -1,9 +1,9 @@
 package dev.ringbatch;
 
-import static dev.ringbatch.internal.Checks.requireArgument;
-import static dev.ringbatch.internal.Checks.requireNonNegative;
-import static dev.ringbatch.internal.Checks.requirePositive;
-import static dev.ringbatch.internal.Checks.requireState;
+import static dev.ringbatch.internal.shared.Checks.requireArgument;
+import static dev.ringbatch.internal.shared.Checks.requireNonNegative;
+import static dev.ringbatch.internal.shared.Checks.requirePositive;
+import static dev.ringbatch.internal.shared.Checks.requireState;
 import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;

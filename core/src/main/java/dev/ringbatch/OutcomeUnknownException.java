@@ -1,6 +1,6 @@
 package dev.ringbatch;
 
-import dev.ringbatch.internal.Causes;
+import dev.ringbatch.internal.shared.Causes;
 import org.jspecify.annotations.Nullable;
 
 /**

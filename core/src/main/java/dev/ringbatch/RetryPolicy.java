@@ -1,10 +1,10 @@
 package dev.ringbatch;
 
-import static dev.ringbatch.internal.Checks.requireArgument;
-import static dev.ringbatch.internal.Checks.requireNonNegative;
+import static dev.ringbatch.internal.shared.Checks.requireArgument;
+import static dev.ringbatch.internal.shared.Checks.requireNonNegative;
 import static java.util.Objects.requireNonNull;
 
-import dev.ringbatch.internal.Checks;
+import dev.ringbatch.internal.shared.Checks;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Predicate;

@@ -141,7 +141,7 @@ class AdaptiveBatcherTest {
 
   @Test
   void everyChangeIsLoggedAtDebug() throws Exception {
-    Logger logger = Logger.getLogger("dev.ringbatch.internal.AdaptiveLimits");
+    Logger logger = Logger.getLogger("dev.ringbatch.internal.pacing.AdaptiveLimits");
     List<LogRecord> records = new CopyOnWriteArrayList<>();
     Handler handler = new Handler() {
       @Override

@@ -118,7 +118,7 @@ class HookChaosTest {
     previousUseParent = libraryLogger.getUseParentHandlers();
     libraryLogger.setUseParentHandlers(false);
     libraryLogger.addHandler(HANDLER);
-    adaptiveLogger = Logger.getLogger("dev.ringbatch.internal.AdaptiveLimits"); // its DEBUG lines: a hook too
+    adaptiveLogger = Logger.getLogger("dev.ringbatch.internal.pacing.AdaptiveLimits"); // its DEBUG lines: a hook too
     previousAdaptiveLevel = adaptiveLogger.getLevel();
     adaptiveLogger.setLevel(java.util.logging.Level.ALL);
     libraryLogger.setLevel(java.util.logging.Level.ALL);

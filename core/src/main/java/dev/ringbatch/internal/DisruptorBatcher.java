@@ -1,14 +1,14 @@
 package dev.ringbatch.internal;
 
-import static dev.ringbatch.internal.Checks.requireArgument;
-import static dev.ringbatch.internal.Checks.requireNonNegative;
-import static dev.ringbatch.internal.Checks.requireState;
+import static dev.ringbatch.internal.shared.Checks.requireArgument;
+import static dev.ringbatch.internal.shared.Checks.requireNonNegative;
+import static dev.ringbatch.internal.shared.Checks.requireState;
 import static java.util.Objects.requireNonNull;
 
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
-import dev.ringbatch.AsyncBatchSink;
 import dev.ringbatch.Adaptive;
+import dev.ringbatch.AsyncBatchSink;
 import dev.ringbatch.BatchLimits;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.BatchWriteException;
@@ -21,13 +21,37 @@ import dev.ringbatch.CloseReport;
 import dev.ringbatch.RejectionReason;
 import dev.ringbatch.Ticker;
 import dev.ringbatch.Weigher;
+import dev.ringbatch.internal.close.CloseHelper;
+import dev.ringbatch.internal.close.CloseProtocol;
+import dev.ringbatch.internal.consume.AsyncBatchWriter;
+import dev.ringbatch.internal.consume.BatchCompleter;
+import dev.ringbatch.internal.consume.BatchWriter;
+import dev.ringbatch.internal.consume.CoalescingConsumer;
+import dev.ringbatch.internal.consume.ConsumerCounters;
+import dev.ringbatch.internal.consume.ConsumerLimits;
+import dev.ringbatch.internal.consume.ConsumerWaitStrategy;
+import dev.ringbatch.internal.consume.FlushWaiters;
+import dev.ringbatch.internal.consume.HandOver;
+import dev.ringbatch.internal.consume.Holdings;
+import dev.ringbatch.internal.consume.LostFailureLog;
+import dev.ringbatch.internal.consume.SyncBatchWriter;
+import dev.ringbatch.internal.pacing.AdaptiveLimits;
+import dev.ringbatch.internal.pacing.SelfClock;
+import dev.ringbatch.internal.pacing.SpinHint;
+import dev.ringbatch.internal.ring.ConsumerGroup;
+import dev.ringbatch.internal.ring.ItemFuture;
+import dev.ringbatch.internal.ring.PublishGate;
+import dev.ringbatch.internal.ring.SubmissionSlot;
+import dev.ringbatch.internal.shared.Checks;
+import dev.ringbatch.internal.shared.GuardedStatsRecorders;
+import dev.ringbatch.internal.shared.GuardedTicker;
 import dev.ringbatch.stats.StatsRecorder;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.ThreadFactory;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -1,7 +1,7 @@
 package dev.ringbatch.internal;
 
-import static dev.ringbatch.internal.Checks.requireNonNegative;
-import static dev.ringbatch.internal.Checks.requireState;
+import static dev.ringbatch.internal.shared.Checks.requireNonNegative;
+import static dev.ringbatch.internal.shared.Checks.requireState;
 import static java.util.Objects.requireNonNull;
 
 import dev.ringbatch.BatchLimits;
@@ -12,16 +12,23 @@ import dev.ringbatch.BatcherStats;
 import dev.ringbatch.CloseReport;
 import dev.ringbatch.RejectionReason;
 import dev.ringbatch.Weigher;
+import dev.ringbatch.internal.close.CloseHelper;
+import dev.ringbatch.internal.close.CloseProtocol;
+import dev.ringbatch.internal.close.LaterClose;
+import dev.ringbatch.internal.consume.LostFailureLog;
+import dev.ringbatch.internal.ring.ConsumerGroup;
+import dev.ringbatch.internal.shared.Checks;
+import dev.ringbatch.internal.shared.GuardedStatsRecorders;
 import dev.ringbatch.stats.StatsRecorder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;

@@ -8,7 +8,7 @@ import static java.util.Objects.requireNonNull;
 import dev.ringbatch.Batch;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.OutcomeUnknownException;
-import dev.ringbatch.internal.Checks;
+import dev.ringbatch.internal.shared.Checks;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.BufferOverflowException;

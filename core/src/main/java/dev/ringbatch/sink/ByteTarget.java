@@ -3,7 +3,7 @@ package dev.ringbatch.sink;
 import static java.util.Objects.requireNonNull;
 
 import dev.ringbatch.OutcomeUnknownException;
-import dev.ringbatch.internal.Checks;
+import dev.ringbatch.internal.shared.Checks;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;

@@ -1,6 +1,6 @@
 package dev.ringbatch.sink;
 
-import dev.ringbatch.internal.Causes;
+import dev.ringbatch.internal.shared.Causes;
 import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -28,7 +28,7 @@ import org.jetbrains.lincheck.LincheckSettings;
  *
  * <p>{@code -Dringbatch.modelcheck.factor=N} multiplies every scenario's invocations, for a longer search.
  */
-final class ModelCheck {
+public final class ModelCheck {
   /** Strong reference: JUL keeps loggers weakly, and a collected logger forgets its level. */
   private static final Logger RINGBATCH = Logger.getLogger("dev.ringbatch");
   private static final int FACTOR = Math.max(1, Integer.getInteger("ringbatch.modelcheck.factor", 1));
@@ -50,7 +50,7 @@ final class ModelCheck {
    * JUL, which the model checker would have to interleave too, and the warnings an abandoning close logs are
    * expected here.
    */
-  static void explore(int invocations, Runnable scenario) {
+  public static void explore(int invocations, Runnable scenario) {
     Level before = RINGBATCH.getLevel();
     RINGBATCH.setLevel(Level.OFF);
     try {
@@ -65,7 +65,7 @@ final class ModelCheck {
    * iterations. Lincheck 3.7 takes settings only through this entry point, which Kotlin marks internal (hence
    * the mangled name): it is the one {@code runConcurrentTest} calls, with the defaults but the loop bound.
    */
-  static void exploreWithConsumer(int invocations, Runnable scenario) {
+  public static void exploreWithConsumer(int invocations, Runnable scenario) {
     Level before = RINGBATCH.getLevel();
     RINGBATCH.setLevel(Level.OFF);
     try {
@@ -77,14 +77,14 @@ final class ModelCheck {
   }
 
   /** Starts a thread, named for the interleavings Lincheck prints. */
-  static Thread start(String name, Runnable body) {
+  public static Thread start(String name, Runnable body) {
     Thread thread = new Thread(body, name);
     thread.start();
     return thread;
   }
 
   /** Joins threads; an interrupt here would be a bug of the scenario itself. */
-  static void join(Thread... threads) {
+  public static void join(Thread... threads) {
     for (Thread thread : threads) {
       try {
         thread.join();
@@ -95,7 +95,7 @@ final class ModelCheck {
   }
 
   /** Fails the invocation (and so the test, with the interleaving) unless {@code ok}. */
-  static void check(boolean ok, String violation) {
+  public static void check(boolean ok, String violation) {
     if (!ok) {
       throw new AssertionError(violation);
     }

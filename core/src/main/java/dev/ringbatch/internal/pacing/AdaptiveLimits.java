@@ -1,0 +1,392 @@
+package dev.ringbatch.internal.pacing;
+
+import dev.ringbatch.Adaptive;
+import dev.ringbatch.BatchLimits;
+import dev.ringbatch.internal.shared.Checks;
+import java.time.Duration;
+import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The controller of {@link Adaptive} limits: chooses the linger (and, for a latency target, the batch size) the
+ * consumer uses, from what it measures. Consumer thread only, except {@link #published()} and
+ * {@link #asyncWritten}; no allocation per batch.
+ *
+ * <p><b>What it measures.</b> Time is the batcher's ticker, read by the consumer. Every batch handed to the
+ * writer counts towards an <em>epoch</em> (at least {@value #EPOCH_BATCHES} batches and 2 ms): its items per
+ * second, its items' round trips (latency mode: from the publish stamp to the write's end) and the sink's cost,
+ * fitted as {@code F + c * n} ({@link WriteCostFit}).
+ *
+ * <p><b>How it chooses.</b> The linger moves on a ladder (0, 10 µs, 20 µs, 40 µs, ... up to the maximum) by
+ * measurement, not by model: from time to time a {@link LingerProbe} tries a rung up or down in epochs interleaved
+ * with epochs at the current rung, and the linger moves only if the candidate carried
+ * {@value LingerProbe#GAIN_PERCENT} % more, paired and in all (latency mode: within the target). A probe that
+ * fails doubles the wait before the next, up to {@value #MAX_HOLD} epochs, so a rung that clearly does not pay
+ * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
+ * rate or the batch size halved or doubled) brings probes back at once. It probes only where lingering can pay:
+ * the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two items or more. A noisy
+ * fit falls back to natural batching (no linger, the full cap). Latency mode adds AIMD against the epoch's p99:
+ * past the target the linger drops a rung at once (multiplicative: the ladder doubles) and, at no linger, the
+ * batch size halves while the fitted write of a full batch exceeds half the target and the fixed cost is under a
+ * quarter of it (fewer items per write help only then); under 90 % of it the size grows back by a sixteenth of
+ * the cap.
+ *
+ * <p><b>Safety.</b> The caps are never exceeded (the ladder stops at the maximum linger, the size at the
+ * configured maxBatchSize). {@link #mayLinger} lets a batch linger only if it follows a write of two items or
+ * more closely: the first item after an idle spell, and a lone caller's, are never delayed. An epoch the consumer
+ * spent partly idle is dropped, and any probe in it abandoned.
+ */
+public final class AdaptiveLimits {
+  static final int EPOCH_BATCHES = 16;
+  private static final long EPOCH_NANOS = 2_000_000;
+  /** A latency epoch also waits for this many round trips (or 50 ms), so its p99 is one in a hundred. */
+  private static final int EPOCH_SAMPLES = 100;
+  private static final long EPOCH_MAX_NANOS = 50_000_000;
+  static final int MAX_HOLD = 64;
+  private static final long FIRST_RUNG_NANOS = 10_000;
+  private static final double MIN_FIXED_SHARE = 0.2;
+  private static final long IDLE_NANOS = 1_000_000;
+  private static final long UNSET = Long.MIN_VALUE;
+
+  private final boolean latency;
+  private final long targetNanos;
+  private final BatchLimits caps;
+  /** The linger ladder in nanoseconds: 0, 10 µs doubling, and the maximum linger last. */
+  private final long[] rungs;
+  private final WriteCostFit fit = new WriteCostFit();
+
+  /** The rung in force between probes. */
+  private int base;
+  /** The rung in force now: the base, or a probe's candidate. */
+  private int rung;
+  private int sizeLimit;
+  private BatchLimits current;
+  public volatile BatchLimits published;
+
+  private long epochStart = UNSET;
+  private int epochBatches;
+  private long epochItems;
+  private final LatencyHistogram epochLatency = new LatencyHistogram();
+
+  private final LingerProbe probe = new LingerProbe();
+  private int hold = 1;
+  private int held;
+  private int direction = 1;
+  /** How many rungs the next probe reaches: doubled after a probe that gained too little to act on. */
+  private int stride = 1;
+  private static final int MAX_STRIDE = 8;
+  /** The smoothed epoch rate and batch size, and their values when the search last settled. */
+  private double rateAverage;
+  private double batchAverage;
+  private double refRate;
+  private double refBatch;
+
+  private int lastSize;
+  private long lastWriteEnd = UNSET;
+  private long[] stamps = new long[16];
+  private int stamped;
+  /** The last async write (size in the top 24 bits, nanoseconds below), handed over by its completing thread. */
+  private volatile long asyncSample;
+  private long asyncSeen;
+  private long asyncWriteNanos;
+  private final boolean async;
+
+  public AdaptiveLimits(Adaptive mode, BatchLimits caps, boolean async) {
+    this.latency = mode.goal() == Adaptive.Goal.LATENCY;
+    Duration p99 = mode.p99();
+    this.targetNanos = p99 == null ? 0 : Checks.saturatedNanos(p99);
+    this.caps = caps;
+    this.async = async;
+    this.rungs = ladder(Checks.saturatedNanos(mode.maxLinger()));
+    this.sizeLimit = caps.maxBatchSize();
+    this.current = caps.withLinger(Duration.ZERO);
+    this.published = current;
+  }
+
+  private static long[] ladder(long maxLinger) {
+    long[] ladder = new long[40];
+    int n = 1;
+    for (long l = FIRST_RUNG_NANOS; l < maxLinger && n < ladder.length - 1; l *= 2) {
+      ladder[n++] = l;
+    }
+    if (maxLinger > 0) {
+      ladder[n++] = maxLinger;
+    }
+    return Arrays.copyOf(ladder, n);
+  }
+
+  /** Whether items are stamped at publish: the round trips the latency mode needs. */
+  public boolean needsStamps() {
+    return latency;
+  }
+
+  /** The limits in force. Consumer thread. */
+  public BatchLimits limits() {
+    return current;
+  }
+
+  /** The linger between probes: where the search stands (a probe tries another for a few epochs). */
+  Duration settledLinger() {
+    return Duration.ofNanos(rungs[base]);
+  }
+
+  /** The limits in force, for any thread (stats, meters). */
+  public BatchLimits published() {
+    return published;
+  }
+
+  /**
+   * Whether a batch whose first item was taken at {@code batchStart} may linger: only if it follows closely a
+   * write of two items or more (someone to gather with). The first item after an idle spell, and a lone caller's,
+   * go at once.
+   */
+  public boolean mayLinger(long batchStart) {
+    return lastSize >= 2 && lastWriteEnd != UNSET && batchStart - lastWriteEnd <= idleGap();
+  }
+
+  private long idleGap() {
+    return Math.max(FIRST_RUNG_NANOS * 10, 2 * rungs[rung]);
+  }
+
+  /**
+   * A batch is about to be handed to the writer, with the first {@code count} entries of {@link #stampsFor}
+   * holding its publish stamps (which its completion clears).
+   */
+  public void writeStarting(int count) {
+    stamped = latency ? count : 0;
+  }
+
+  /** The batch's publish stamps, copied before its write (its stamps are cleared once it completes). */
+  public long[] stampsFor(int count) {
+    if (stamps.length < count) {
+      stamps = new long[Math.max(count, 2 * stamps.length)];
+    }
+    return stamps;
+  }
+
+  /**
+   * A batch of {@code size} items, whose write the writer started at {@code start} (its own ticker reading),
+   * returned from the writer at {@code now}; for a synchronous sink, written (in {@code sinkNanos}, every attempt)
+   * and completed. Returns a description of the change if the limits changed, or null.
+   */
+  public @Nullable String writeEnded(int size, long start, long sinkNanos, long now) {
+    if (epochStart == UNSET || start - epochStart < 0 || start - lastWriteEnd < 0 || now - start < 0) {
+      restartEpoch(start); // the first batch, or the ticker stepped back (a new origin): measure afresh
+    } else if (start - lastWriteEnd > Math.max(IDLE_NANOS, 4 * rungs[rung])) {
+      restartEpoch(start); // idle between writes: this epoch says nothing of the linger
+    }
+    epochBatches++;
+    epochItems += size;
+    long writeNanos;
+    if (async) {
+      long sample = asyncSample;
+      if (sample != asyncSeen) {
+        asyncSeen = sample;
+        asyncWriteNanos = sample & ((1L << 40) - 1);
+        fit.add((int) (sample >>> 40), asyncWriteNanos);
+      }
+      writeNanos = asyncWriteNanos; // the items' round trip: their wait, and a write as long as the last
+    } else {
+      writeNanos = now - start; // the round trip ends once the futures are completed
+      fit.add(size, sinkNanos); // the sink's cost alone: waking the callers is not the sink's
+    }
+    for (int i = 0; i < stamped; i++) {
+      epochLatency.add(start - stamps[i] + writeNanos);
+    }
+    lastSize = size;
+    lastWriteEnd = now;
+    long elapsed = now - epochStart;
+    if (epochBatches >= EPOCH_BATCHES && elapsed >= EPOCH_NANOS
+        && (!latency || epochLatency.count() >= EPOCH_SAMPLES || elapsed >= EPOCH_MAX_NANOS)) {
+      return endEpoch(now, elapsed);
+    }
+    return null;
+  }
+
+  /** An async batch of {@code size} items took {@code nanos}. Any thread that completes one. */
+  public void asyncWritten(int size, long nanos) {
+    asyncSample = ((long) Math.min(size, (1 << 23) - 1) << 40) | Math.min(Math.max(nanos, 0), (1L << 40) - 1);
+  }
+
+  private void restartEpoch(long now) {
+    epochStart = now;
+    epochBatches = 0;
+    epochItems = 0;
+    epochLatency.clear();
+    if (probe.running()) {
+      abandonProbe(); // under bursts a probe cut by idleness must back off all the same
+    }
+  }
+
+  /** Ends the probe under way as one that failed: the settled rung again, and a longer pause before the next. */
+  private void abandonProbe() {
+    probe.end();
+    hold = Math.min(MAX_HOLD, 2 * hold);
+    held = 0;
+    apply(base, sizeLimit);
+  }
+
+  private @Nullable String endEpoch(long now, long elapsed) {
+    double rate = (double) epochItems / elapsed;
+    double meanBatch = (double) epochItems / epochBatches;
+    fit.refit();
+    String change;
+    if (!probe.running()) {
+      change = betweenProbes(rate, meanBatch);
+    } else if (!fit.reliable()) {
+      probe.end(); // the fit turned noisy: natural batching, at once
+      base = 0;
+      change = apply(0, caps.maxBatchSize()) ? "natural batching: the sink's cost is too noisy to fit (" + fit + ")"
+          : null;
+    } else if (latency && epochLatency.count() >= EPOCH_SAMPLES / 2
+        && epochLatency.valueAt(0.99) > targetNanos) {
+      abandonProbe(); // over the target during a probe: back to the settled rung at once; the next epoch acts on it
+      stride = 1;
+      change = null;
+    } else if (probe.record(epochItems, elapsed, epochLatency)) {
+      change = decideProbe();
+    } else {
+      apply(probe.arm() == LingerProbe.CANDIDATE ? probe.candidate() : base, sizeLimit); // probes are not logged
+      change = null;
+    }
+    epochStart = now;
+    epochBatches = 0;
+    epochItems = 0;
+    epochLatency.clear();
+    return change;
+  }
+
+  private @Nullable String betweenProbes(double rate, double meanBatch) {
+    long p99 = latency && epochLatency.count() >= EPOCH_SAMPLES / 2 ? epochLatency.valueAt(0.99) : 0;
+    // The load or the sink changed (the smoothed rate or batch size halved or doubled since the last decision): look
+    // again soon. Smoothed, since a closed loop on two cores is often bimodal from one epoch to the next.
+    rateAverage = rateAverage == 0 ? rate : rateAverage + (rate - rateAverage) / 4;
+    batchAverage = batchAverage == 0 ? meanBatch : batchAverage + (meanBatch - batchAverage) / 4;
+    if (refRate == 0 || rateAverage > 2 * refRate || 2 * rateAverage < refRate || batchAverage > 2 * refBatch
+        || 2 * batchAverage < refBatch) {
+      hold = 1;
+      held = 0;
+      refRate = rateAverage;
+      refBatch = batchAverage;
+    }
+    if (!fit.reliable()) {
+      base = 0;
+      return apply(0, caps.maxBatchSize()) ? "natural batching: the sink's cost is too noisy to fit (" + fit + ")"
+          : null;
+    }
+    if (p99 > targetNanos && latency) {
+      hold = 1;
+      held = 0;
+      if (base > 0) {
+        base--;
+        return apply(base, sizeLimit) ? "p99 " + micros(p99) + " over the target " + micros(targetNanos) : null;
+      }
+      if (meanBatch * 2 < sizeLimit || sizeLimit == 1) {
+        return null; // the size limit does not bind: smaller batches would change nothing
+      }
+      long full = Math.round(fit.fixedNanos() + fit.perItemNanos() * sizeLimit);
+      // Smaller batches help only where the cost per item is what makes a write long: with a fixed cost near the
+      // target, more writes of fewer items would only queue the items longer. Sizes too alike to tell the two
+      // apart: halve once, and the fit learns from the two sizes.
+      boolean explore = !fit.knowsPerItem(); // halve once: two sizes far apart tell F from c for good
+      if (explore || (full > targetNanos / 2 && fit.fixedNanos() < targetNanos / 4.0)) {
+        int smaller = explore ? Math.max(1, sizeLimit / 2)
+            : Math.max(1, Math.max(sizeLimit / 2, Math.min(sizeLimit - 1, fit.sizeWithin(targetNanos / 2))));
+        return apply(0, smaller) ? "p99 " + micros(p99) + " over the target " + micros(targetNanos)
+            + "; a full batch's write is " + micros(full) + " (" + fit + ")" : null;
+      }
+      return null;
+    }
+    String change = null;
+    if (latency && p99 > 0 && p99 < targetNanos * 0.9 && sizeLimit < caps.maxBatchSize()) {
+      int larger = Math.min(caps.maxBatchSize(), sizeLimit + Math.max(1, caps.maxBatchSize() / 16));
+      change = apply(base, larger) ? "p99 " + micros(p99) + " under the target " + micros(targetNanos) : null;
+    }
+    boolean pays = rungs.length > 1 && fit.fixedShare() >= MIN_FIXED_SHARE && meanBatch >= 2;
+    if (!pays) {
+      if (base != 0) {
+        base = 0;
+        return apply(0, sizeLimit) ? "no linger: batches of " + Math.round(meanBatch) + ", fixed share "
+            + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")" : change;
+      }
+      return change;
+    }
+    if (++held < hold) {
+      return change;
+    }
+    boolean mayGoUp = base < rungs.length - 1 && (!latency || (p99 > 0 && p99 < targetNanos * 0.9));
+    boolean mayGoDown = base > 0;
+    if (!mayGoUp && !mayGoDown) {
+      held = 0;
+      return change;
+    }
+    int step = (direction > 0 && mayGoUp) || !mayGoDown ? stride : -stride;
+    int candidate = Math.max(0, Math.min(rungs.length - 1, base + step));
+    probe.start(candidate);
+    apply(candidate, sizeLimit);
+    return change;
+  }
+
+  private @Nullable String decideProbe() {
+    int candidate = probe.candidate();
+    double rateBase = probe.rate(LingerProbe.SETTLED);
+    double rateCandidate = probe.rate(LingerProbe.CANDIDATE);
+    long p99Base = probe.p99(LingerProbe.SETTLED);
+    long p99Candidate = probe.p99(LingerProbe.CANDIDATE);
+    double meanLogRatio = probe.meanLogRatio();
+    boolean faster = meanLogRatio > LingerProbe.LOG_GAIN
+        && rateCandidate > rateBase * (1 + LingerProbe.GAIN_PERCENT / 100.0);
+    boolean better = latency
+        ? (faster && p99Candidate <= targetNanos) || (p99Base > targetNanos && p99Candidate * 10 < p99Base * 9)
+        : faster;
+    String change = null;
+    if (better) {
+      change = "linger " + micros(rungs[base]) + " -> " + micros(rungs[candidate]) + ": " + perMilli(rateBase)
+          + " -> " + perMilli(rateCandidate) + " items/ms" + (latency ? ", p99 " + micros(p99Base) + " -> "
+          + micros(p99Candidate) : "") + " (" + fit + ")";
+      direction = candidate > base ? 1 : -1;
+      base = candidate;
+      stride = 1;
+      hold = 1;
+    } else if (meanLogRatio > -LingerProbe.LOG_GAIN && stride < MAX_STRIDE && (!latency || p99Candidate <= targetNanos)) {
+      stride *= 2; // too little difference to act on: a flat or gentle stretch, so look further along it next
+      hold = Math.min(MAX_HOLD, 2 * hold); // but no sooner than after a failed probe: flat is not a gain
+    } else {
+      direction = candidate > base ? -1 : 1;
+      stride = 1;
+      hold = Math.min(MAX_HOLD, 2 * hold);
+    }
+    held = 0;
+    refRate = rateAverage;
+    refBatch = batchAverage;
+    probe.end();
+    apply(base, sizeLimit);
+    return change;
+  }
+
+  /** Puts a rung and a size in force; returns whether anything changed. Allocates only on a change. */
+  private boolean apply(int newRung, int newSize) {
+    if (newRung == rung && newSize == sizeLimit) {
+      return false;
+    }
+    rung = newRung;
+    sizeLimit = newSize;
+    current = BatchLimits.of(newSize, caps.maxBatchBytes(), Duration.ofNanos(rungs[newRung]));
+    published = current;
+    return true;
+  }
+
+  private static String micros(long nanos) {
+    return nanos % 1_000 == 0 || nanos > 100_000 ? nanos / 1_000 + " µs" : String.format("%.1f µs", nanos / 1e3);
+  }
+
+  private static String perMilli(double perNano) {
+    return String.format("%.1f", perNano * 1e6);
+  }
+
+  @Override
+  public String toString() {
+    return "AdaptiveLimits{" + (latency ? "latency " + micros(targetNanos) : "throughput") + ", linger "
+        + micros(rungs[rung]) + ", size " + sizeLimit + ", " + fit + '}';
+  }
+}

@@ -1,0 +1,200 @@
+package dev.ringbatch.internal.pacing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ringbatch.Adaptive;
+import dev.ringbatch.BatchLimits;
+import dev.ringbatch.internal.consume.PendingBatch;
+import dev.ringbatch.internal.ring.SubmissionSlot;
+import java.time.Duration;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The adaptive limits' controller against a model of a closed loop in simulated time: K callers whose batch
+ * completes after F + c * n; with no linger they split into two cohorts of K/2 (each writes while the other
+ * comes back), and a linger of L gathers a share 1 - exp(-3 L / R) of the other cohort, 95 % of which are back
+ * within R. Deterministic: every safety rule and every choice is checked without a clock or a thread.
+ */
+class AdaptiveLimitsTest {
+  private static final long MICROS = 1_000;
+  private static final BatchLimits CAPS = BatchLimits.of(4096, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO);
+
+  /** The model; {@link #cycle} runs one batch through the controller. */
+  private static class ClosedLoop {
+    final AdaptiveLimits controller;
+    final int callers;
+    final long fixed;
+    final long perItem;
+    final long comeBack;
+    final PendingBatch<Object, Object> batch = new PendingBatch<>(16, 1 << 20);
+    long now = 1_000_000_000L;
+    long maxLingerSeen;
+    int maxSizeSeen;
+    long cyclesLingering;
+    long longestRoundTrip;
+    /** Into how many cohorts the callers split without a linger. */
+    int cohorts = 2;
+    long[] writeOverride;
+    SplittableRandom random = new SplittableRandom(42);
+
+    ClosedLoop(Adaptive mode, int callers, long fixed, long perItem, long comeBack) {
+      this.controller = new AdaptiveLimits(mode, CAPS, false);
+      this.callers = callers;
+      this.fixed = fixed;
+      this.perItem = perItem;
+      this.comeBack = comeBack;
+    }
+
+    void cycle() {
+      BatchLimits limits = controller.limits();
+      long linger = limits.linger().toNanos();
+      maxLingerSeen = Math.max(maxLingerSeen, linger);
+      int half = callers / cohorts;
+      now += 2 * MICROS; // the first caller back is taken
+      long firstTaken = now;
+      int n = half;
+      if (linger > 0 && controller.mayLinger(now)) {
+        n += (int) Math.round((callers - half) * (1 - Math.exp(-3.0 * linger / comeBack))); // 95 % back by then
+        now += linger;
+        cyclesLingering++;
+      }
+      n = Math.min(n, limits.maxBatchSize());
+      maxSizeSeen = Math.max(maxSizeSeen, n);
+      batch.clear();
+      for (int i = 0; i < n; i++) { // published a little before they were taken: the cohort, then those gathered
+        batch.add(i, null, 1, i, (i < Math.min(n, half) ? firstTaken : now) - 5 * MICROS);
+      }
+      controller.writeStarting(batch.copyStamps(controller));
+      long start = now;
+      long write = writeTime(n);
+      now += write;
+      String change = controller.writeEnded(n, start, write, now);
+      if (change != null && Boolean.getBoolean("dbg")) System.err.println(change);
+      longestRoundTrip = Math.max(longestRoundTrip, now - (firstTaken - 5 * MICROS));
+    }
+
+    long writeTime(int n) {
+      return fixed + perItem * n;
+    }
+
+    void run(int cycles) {
+      for (int i = 0; i < cycles; i++) {
+        cycle();
+      }
+    }
+  }
+
+  @Test
+  void aSinkWhoseFixedCostDominatesGetsTheLingerThatGathersTheOtherCohort() {
+    // F = 2 ms, 10 callers, 95 % back within 40 µs: 0 µs carries 2.5 items/ms, 20 µs 4.4, 40 µs 4.9, 80 µs 4.8
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 10, 2_000 * MICROS, 500, 40 * MICROS);
+    loop.run(20_000);
+    assertThat(loop.controller.settledLinger()).isEqualTo(Duration.ofNanos(40 * MICROS));
+    assertThat(loop.maxLingerSeen).isLessThanOrEqualTo(Adaptive.throughput().maxLinger().toNanos());
+    assertThat(loop.maxSizeSeen).isLessThanOrEqualTo(CAPS.maxBatchSize());
+  }
+
+  @Test
+  void aSinkAsQuickAsTheCallersKeepsNaturalBatchingAndProbesRarely() {
+    // F = 20 µs, callers back while it writes: every batch holds all 10 without a linger, and 10 µs costs a third
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 10, 20 * MICROS, 500, 40 * MICROS);
+    loop.cohorts = 1;
+    loop.run(20_000);
+    assertThat(loop.controller.settledLinger()).isZero();
+    loop.cyclesLingering = 0;
+    loop.run(100_000);
+    // once settled, the probes (two epochs of one rung up, every 64 epochs) cost under 5 % of the batches
+    assertThat(loop.cyclesLingering).isLessThan(5_000);
+  }
+
+  @Test
+  void aNoisyFitFallsBackToNaturalBatchingEvenWhereALingerWouldPay() {
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 10, 2_000 * MICROS, 500, 40 * MICROS) {
+      @Override
+      long writeTime(int n) {
+        return random.nextInt(10) == 0 ? 20_000 * MICROS : 200 * MICROS; // mean 2.2 ms, deviation 6 ms
+      }
+    };
+    loop.run(1_000); // the first epochs may not have met a slow write yet
+    loop.cyclesLingering = 0;
+    loop.run(20_000);
+    assertThat(loop.cyclesLingering).isZero();
+    assertThat(loop.controller.limits()).isEqualTo(CAPS);
+  }
+
+  @Test
+  void noLingerAtAllWhenTheMaximumIsZero() {
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput().withMaxLinger(Duration.ZERO), 10, 2_000 * MICROS, 500,
+        40 * MICROS);
+    loop.run(20_000);
+    assertThat(loop.maxLingerSeen).isZero();
+  }
+
+  @Test
+  void theLingerNeverPassesItsMaximum() {
+    // 1,000 callers back within 5 ms of a 20 ms write: every rung pays (the first ones little), up to the cap
+    Adaptive mode = Adaptive.throughput().withMaxLinger(Duration.ofNanos(300 * MICROS));
+    ClosedLoop loop = new ClosedLoop(mode, 1_000, 20_000 * MICROS, 500, 5_000 * MICROS);
+    loop.run(20_000);
+    assertThat(loop.maxLingerSeen).isEqualTo(300 * MICROS);
+    assertThat(loop.controller.settledLinger()).isEqualTo(Duration.ofNanos(300 * MICROS));
+  }
+
+  @Test
+  void theFirstItemAfterIdleAndALoneCallersItemAreNeverHeld() {
+    AdaptiveLimits controller = new AdaptiveLimits(Adaptive.throughput(), CAPS, false);
+    PendingBatch<Object, Object> batch = new PendingBatch<>(16, 1024);
+    long now = 0;
+    assertThat(controller.mayLinger(now)).as("before any write").isFalse();
+    batch.add("a", null, 1, 0, SubmissionSlot.NOT_STAMPED);
+    controller.writeStarting(batch.copyStamps(controller));
+    controller.writeEnded(1, now, 10 * MICROS, now += 10 * MICROS);
+    assertThat(controller.mayLinger(now + MICROS)).as("after a lone item").isFalse();
+    batch.add("b", null, 1, 1, SubmissionSlot.NOT_STAMPED);
+    controller.writeStarting(batch.copyStamps(controller));
+    controller.writeEnded(2, now += MICROS, 10 * MICROS, now += 10 * MICROS);
+    assertThat(controller.mayLinger(now + MICROS)).as("right after two items").isTrue();
+    assertThat(controller.mayLinger(now + 10_000 * MICROS)).as("after an idle spell").isFalse();
+  }
+
+  @Test
+  void latencyModeShrinksBatchesWhoseItemCostBreaksTheTarget() {
+    // saturated: every batch is full; F = 100 µs, c = 5 µs: a batch of 4096 takes 20 ms, the target is 1 ms
+    ClosedLoop loop = new ClosedLoop(Adaptive.latency(Duration.ofMillis(1)), 1 << 20, 100 * MICROS, 5 * MICROS,
+        40 * MICROS);
+    loop.run(5_000);
+    int size = loop.controller.limits().maxBatchSize();
+    assertThat(size).isLessThanOrEqualTo(180); // F + c * n within 1 ms; within half of it: 80
+    assertThat(size).isGreaterThanOrEqualTo(40);
+    assertThat(loop.controller.settledLinger()).isZero();
+  }
+
+  @Test
+  void latencyModeLeavesTheSizeAloneWhenTheFixedCostAloneIsNearTheTarget() {
+    // F = 2 ms, c = 50 ns against a 2 ms target: more writes of fewer items would only queue the items longer.
+    // The sizes are alike at first, so the controller halves once to tell F from c, and then stops.
+    ClosedLoop loop = new ClosedLoop(Adaptive.latency(Duration.ofMillis(2)), 1 << 20, 2_000 * MICROS, 50,
+        40 * MICROS);
+    loop.run(5_000);
+    assertThat(loop.controller.limits().maxBatchSize()).isGreaterThanOrEqualTo(CAPS.maxBatchSize() / 2);
+  }
+
+  @Test
+  void latencyModeLingersWhereItPaysAndOnlyWithinItsTarget() {
+    // F = 2 ms, callers back within 1 ms: the first rungs gather next to nobody (flat), 320 µs carries the most
+    ClosedLoop loose = new ClosedLoop(Adaptive.throughput(), 10, 2_000 * MICROS, 500, 1_000 * MICROS);
+    loose.run(20_000);
+    assertThat(loose.controller.settledLinger().toNanos()).as("%s", loose.controller)
+        .isGreaterThanOrEqualTo(320 * MICROS);
+    // a p99 target of 2.3 ms: the items taken first wait the whole linger, so it must stay at 160 µs or under
+    ClosedLoop tight = new ClosedLoop(Adaptive.latency(Duration.ofNanos(2_300 * MICROS)), 10, 2_000 * MICROS, 500,
+        1_000 * MICROS);
+    tight.run(20_000);
+    long settled = tight.controller.settledLinger().toNanos();
+    assertThat(settled).as("%s", tight.controller).isBetween(10 * MICROS, 160 * MICROS);
+    tight.longestRoundTrip = 0;
+    tight.run(20_000);
+    assertThat(tight.longestRoundTrip).isLessThanOrEqualTo(2_530 * MICROS); // within 10 %, probes included
+  }
+}
