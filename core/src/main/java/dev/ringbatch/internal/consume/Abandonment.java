@@ -18,7 +18,7 @@ public final class Abandonment {
   private final List<Throwable> causes = new ArrayList<>();
   /** Which of {@link #causes} are failures the sink recorded: the caller gets them as sink failures. */
   private final List<Boolean> bySink = new ArrayList<>();
-  public long items;
+  long items;
   private long failedBySink;
   /** Fire-and-forget items among {@link #failedBySink}, and their causes: the offer failure handler's to hear. */
   private final List<Object> failedOffers = new ArrayList<>();
@@ -28,7 +28,7 @@ public final class Abandonment {
   private int measuredFailedWaits;
   private final List<String> notes = new ArrayList<>();
   /** Slots claimed but not yet published when gathered: their items, if accepted, fail once published. */
-  public final List<Long> stragglers = new ArrayList<>();
+  final List<Long> stragglers = new ArrayList<>();
   private @Nullable Throwable stragglerCause;
 
   /** One item abandoned with {@code cause}; {@code future} is null for a fire-and-forget item. */

@@ -6,12 +6,12 @@ package dev.ringbatch.internal.consume;
  * uncontended acquisition per batch on the synchronous path).
  */
 public final class ConsumerCounters {
-  public volatile long written;
-  public volatile long failed;
-  public volatile long batches;
-  public volatile int lastBatchSize;
-  public volatile int largestBatchSize;
-  public volatile long abandoned;
+  volatile long written;
+  volatile long failed;
+  volatile long batches;
+  volatile int lastBatchSize;
+  volatile int largestBatchSize;
+  volatile long abandoned;
 
   synchronized void recordBatch(int size, int failedItems) {
     written += size - failedItems;

@@ -37,8 +37,8 @@ public final class HandOver {
   /** The consumer thread has not begun to run: a close takes its holdings (the unread slots) at once. */
   public static final int NOT_STARTED = 5;
 
-  public final AtomicInteger state;
-  public volatile boolean abandonRequested;
+  final AtomicInteger state;
+  volatile boolean abandonRequested;
 
   /** A hand-over whose consumer runs from the start (tests drive it directly). */
   public HandOver() {

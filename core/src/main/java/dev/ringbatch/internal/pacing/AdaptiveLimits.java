@@ -61,7 +61,7 @@ public final class AdaptiveLimits {
   private int rung;
   private int sizeLimit;
   private BatchLimits current;
-  public volatile BatchLimits published;
+  volatile BatchLimits published;
 
   private long epochStart = UNSET;
   private int epochBatches;

@@ -21,7 +21,7 @@ public final class SpinHint {
    */
   static final int SPINNING_BATCH = 16;
 
-  public volatile boolean worthSpinning = true;
+  volatile boolean worthSpinning = true;
   /** The mean write time of recent batches with waiting callers; guarded by this. */
   private long meanWriteNanos;
   /** The mean size of such batches, times 8 (fixed point); guarded by this. */

@@ -57,9 +57,9 @@ public final class PublishGate {
   private final LongAdder[] rejections = new LongAdder[RejectionReason.values().length];
   private final LongAdder tombstones = new LongAdder();
   private final RoomWaiters room = new RoomWaiters();
-  public volatile int state = OPEN;
+  volatile int state = OPEN;
   /** Whether producers stamp items with the ticker for the item-wait recorders; next to {@code state}. */
-  public volatile boolean stampItems;
+  volatile boolean stampItems;
   private volatile int closeMarkers;
 
   public PublishGate(String name, RingBuffer<SubmissionSlot> ring, OverflowPolicy overflowPolicy, Duration submitTimeout,

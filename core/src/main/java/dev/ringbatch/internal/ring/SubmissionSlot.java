@@ -18,8 +18,8 @@ abstract class SlotFields {
   /** When the producer published the item ({@code Ticker} terms), or {@code NOT_STAMPED}. */
   public long stamp;
   /** The item and future, in the slot itself; null when the ring keeps its references in dense arrays. */
-  public @Nullable Object item;
-  public @Nullable CompletableFuture<Object> future;
+  @Nullable Object item;
+  @Nullable CompletableFuture<Object> future;
   /** The ring's dense arrays of items and futures, shared by every slot, or null; this slot's index in them. */
   final @Nullable Object @Nullable [] items;
   final @Nullable Object @Nullable [] futures;

@@ -2,7 +2,6 @@ package dev.ringbatch.internal.close;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 import com.lmax.disruptor.RingBuffer;
