@@ -11,11 +11,8 @@ import dev.ringbatch.Adaptive;
 import dev.ringbatch.AsyncBatchSink;
 import dev.ringbatch.BatchLimits;
 import dev.ringbatch.BatchSink;
-import dev.ringbatch.BatchWriteException;
 import dev.ringbatch.Batcher;
-import dev.ringbatch.BatcherClosedException;
 import dev.ringbatch.BatcherConfig;
-import dev.ringbatch.BatcherFullException;
 import dev.ringbatch.BatcherStats;
 import dev.ringbatch.CloseReport;
 import dev.ringbatch.RejectionReason;
@@ -38,6 +35,7 @@ import dev.ringbatch.internal.consume.SyncBatchWriter;
 import dev.ringbatch.internal.pacing.AdaptiveLimits;
 import dev.ringbatch.internal.pacing.SelfClock;
 import dev.ringbatch.internal.pacing.SpinHint;
+import dev.ringbatch.internal.ring.CallerWait;
 import dev.ringbatch.internal.ring.ConsumerGroup;
 import dev.ringbatch.internal.ring.ItemFuture;
 import dev.ringbatch.internal.ring.PublishGate;
@@ -48,9 +46,7 @@ import dev.ringbatch.internal.shared.GuardedTicker;
 import dev.ringbatch.stats.StatsRecorder;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
@@ -235,7 +231,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   public R submitAndWait(T item) throws InterruptedException {
     requireNotConsumer();
     try {
-      return outcome(submit(item), -1, Duration.ZERO);
+      return CallerWait.outcome(name, submit(item), -1, Duration.ZERO);
     } catch (TimeoutException impossible) {
       throw new AssertionError("no timeout was set", impossible);
     }
@@ -249,50 +245,13 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     long nanos = Checks.saturatedNanos(timeout);
     CompletableFuture<R> future = submit(item, nanos);
     long left = nanos - (System.nanoTime() - start);
-    return outcome(future, Math.max(0, left), timeout);
+    return CallerWait.outcome(name, future, Math.max(0, left), timeout);
   }
 
   private void requireNotConsumer() {
     requireState(!consumers.contains(Thread.currentThread()),
         "submitAndWait must not be called on the consumer thread of batcher '%s' (for example from its sink):"
             + " it would wait for itself; use submit or offer", name);
-  }
-
-  /** Waits for {@code future} (at most {@code nanos}, or without bound if negative) and unwraps its failure. */
-  private R outcome(CompletableFuture<R> future, long nanos, Duration timeout)
-      throws InterruptedException, TimeoutException {
-    try {
-      if (nanos < 0) {
-        return future.get();
-      }
-      try {
-        return future.get(nanos, TimeUnit.NANOSECONDS);
-      } catch (TimeoutException e) {
-        TimeoutException timedOut = new TimeoutException("batcher '" + name + "' gave no result for the item within"
-            + " " + timeout + "; the item was accepted and is still written or failed exactly once, and counted in"
-            + " stats()");
-        timedOut.initCause(e);
-        throw timedOut;
-      }
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof BatcherFullException full) {
-        if (full.reason() == RejectionReason.INTERRUPTED) {
-          Thread.interrupted(); // InterruptedException is the signal now, as the JDK's blocking calls do
-          InterruptedException interrupted = new InterruptedException(full.getMessage());
-          interrupted.initCause(full);
-          throw interrupted;
-        }
-        throw full;
-      }
-      if (cause instanceof BatcherClosedException closed) {
-        throw closed;
-      }
-      if (cause instanceof BatchWriteException alreadyWrapped) {
-        throw alreadyWrapped; // a sink that failed with a cancellation: see BatchCompleter
-      }
-      throw new BatchWriteException(name, cause);
-    }
   }
 
   private long weigh(T item) {

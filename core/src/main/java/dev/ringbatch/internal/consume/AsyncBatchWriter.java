@@ -127,7 +127,7 @@ public final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
       order.addLast(ticket);
     }
     inFlight.incrementAndGet();
-    batch.writeStarting(startNanos);
+    batch.waits().writeStarting(startNanos);
     BatchView<T, R> view = batch.open(name);
     if (view == null) {
       throw ConsumerStop.TAKEN; // a close took the batch since the CAS: the sink must not see it

@@ -69,8 +69,8 @@ public final class BatchCompleter {
     int size = batch.size();
     try {
       int failed = failure != null ? size : batch.failedCount();
-      if (batch.hasWaits()) {
-        batch.reportWaits(recorders);
+      if (batch.waits().hasWaits()) {
+        batch.waits().report(recorders);
       }
       recorders.recordBatch(size, batch.weight(), writeNanos, failed);
     } catch (Throwable own) { // the recorders are guarded: only an Error of our own gets here, and no caller waits for it
@@ -237,7 +237,7 @@ public final class BatchCompleter {
       if (batch.outcomeState(i) == PendingBatch.FAILED) {
         // Kept as recorded: the caller's future gets it as a sink failure when told (sinkFailure reads the cause's
         // toString, user code, which must not run here, under the lock and before the close's report).
-        into.addFailed(batch.item(i), batch.future(i), (Throwable) batch.outcome(i), batch.waitOf(i));
+        into.addFailed(batch.item(i), batch.future(i), (Throwable) batch.outcome(i), batch.waits().waitOf(i));
       } else {
         into.add(batch.future(i), cause);
       }

@@ -5,21 +5,17 @@ import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.SequenceBarrier;
 import com.lmax.disruptor.TimeoutException;
-import dev.ringbatch.BatchLimits;
 import dev.ringbatch.Ticker;
-import dev.ringbatch.internal.pacing.AdaptiveLimits;
 import dev.ringbatch.internal.pacing.SelfClock;
 import dev.ringbatch.internal.ring.PublishGate;
 import dev.ringbatch.internal.ring.PublishWait;
 import dev.ringbatch.internal.ring.SubmissionSlot;
 import dev.ringbatch.internal.shared.Backoff;
-import dev.ringbatch.internal.shared.Checks;
 import dev.ringbatch.internal.shared.SafeLog;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -40,7 +36,6 @@ import org.jspecify.annotations.Nullable;
  */
 public final class CoalescingConsumer<T, R> implements Runnable {
   private static final System.Logger LOG = System.getLogger(CoalescingConsumer.class.getName());
-  private static final System.Logger ADAPTIVE_LOG = System.getLogger(AdaptiveLimits.class.getName());
   /** A run shorter than this means the consumer is keeping pace with producers item by item. */
   static final int SMALL_RUN = 256;
   /** Local spins after a small run while producers are busy, a few microseconds, touching no shared memory. */
@@ -52,37 +47,26 @@ public final class CoalescingConsumer<T, R> implements Runnable {
   private final Backoff publishWait = new Backoff(1_000, 20_000, 1_280_000);
 
   private final String name;
-  private final int ringSize;
   private final RingBuffer<SubmissionSlot> ring;
   private final SequenceBarrier barrier;
-  private final Sequence consumed;
   private final ConsumerWaitStrategy waitStrategy;
   private final BatchWriter<T, R> writer;
   private final HandOver handOver;
   private final BatchCompleter completer;
-  private final FlushWaiters flushWaiters;
-  private final Ticker ticker;
-  private final LongSupplier tickerRead;
+  /** The batch being filled and when it goes to the writer. */
+  private final Coalescer<T, R> coalescer;
   /** The self-clocked wait's state: whether the last batch woke callers (consumer thread only). */
   private final SelfClock selfClock;
   /** Told of every release of slots, to wake producers waiting for room; and refuses items if the consumer dies. */
   private final PublishGate gate;
-  public final CompletableFuture<Void> terminated = new CompletableFuture<>();
+  private final CompletableFuture<Void> terminated = new CompletableFuture<>();
   private final java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean();
   /** What a close (or this consumer, orphaned) gathers of the holdings. */
   private final Holdings<T, R> holdings;
-
-  /** The limits, read once per run of available slots. */
-  private final ConsumerLimits limits;
-  /**
-   * The batch being filled. Plain: a close reads it only after the hand-over CAS (or the consumer's end)
-   * that orders it after the consumer's last write; the hot loop reads it per item.
-   */
-  private PendingBatch<T, R> batch;
   /** Whether the consumer reached the close marker with everything before it settled. */
-  public volatile boolean drained;
+  volatile boolean drained;
   /** Whether the consumer stopped on a failure of its own code ({@link #failFatally}). */
-  public volatile boolean failedFatally;
+  volatile boolean failedFatally;
   /** Completed once the recorders were told of what this consumer failed itself; null until it fails any. */
   private volatile @Nullable CompletableFuture<Void> ownRecorded;
   /** Consumer thread only: the slots claimed but unpublished when it failed its own holdings, watched as it ends. */
@@ -90,32 +74,22 @@ public final class CoalescingConsumer<T, R> implements Runnable {
   /** Set by the close before it asks for the holdings: the start of every abandoned item's message. */
   private volatile String closeDescription = "close timed out";
 
-  private long lastTaken = -1;
-  /** The last sequence released to producers through {@link #release}. */
-  private long released = -1;
-  private long batchStart;
-
   public CoalescingConsumer(String name, RingBuffer<SubmissionSlot> ring, SequenceBarrier barrier, Sequence consumed,
       ConsumerWaitStrategy waitStrategy, BatchWriter<T, R> writer, HandOver handOver, BatchCompleter completer,
       FlushWaiters flushWaiters, ConsumerLimits limits, Ticker ticker, PublishGate gate, SelfClock selfClock,
       Holdings<T, R> holdings) {
     this.name = name;
-    this.ringSize = ring.getBufferSize();
     this.ring = ring;
     this.barrier = barrier;
-    this.consumed = consumed;
     this.waitStrategy = waitStrategy;
     this.writer = writer;
     this.handOver = handOver;
     this.completer = completer;
-    this.flushWaiters = flushWaiters;
-    this.limits = limits;
-    this.ticker = ticker;
-    this.tickerRead = ticker::read;
     this.gate = gate;
     this.selfClock = selfClock;
-    this.batch = new PendingBatch<>(limits.current().maxBatchSize(), ringSize);
     this.holdings = holdings;
+    this.coalescer = new Coalescer<>(name, ring, consumed, waitStrategy, writer, handOver, flushWaiters, limits, ticker,
+        gate, holdings);
   }
 
   @Override
@@ -127,7 +101,7 @@ public final class CoalescingConsumer<T, R> implements Runnable {
       terminated.complete(null); // a close took the holdings before this thread began: nothing is ours
       return;
     }
-    waitStrategy.bindConsumer(Thread.currentThread(), this::readTicker, () -> warn("the consumer thread "
+    waitStrategy.bindConsumer(Thread.currentThread(), coalescer::readTicker, () -> warn("the consumer thread "
         + Thread.currentThread().getName() + " was interrupted while idle; interrupt cleared (use close() to stop"
         + " a batcher)"));
     try {
@@ -182,13 +156,6 @@ public final class CoalescingConsumer<T, R> implements Runnable {
     }
   }
 
-  /**
-   * Reads the ticker, which is user code: as every call out, in the {@link HandOver#CALLING_OUT} state, so a
-   * close can take over from a ticker that blocks. The wait strategy reads the linger clock through this.
-   */
-  long readTicker() {
-    return handOver.callOut(tickerRead);
-  }
 
   /** Logs a warning, which runs a log handler (user code): as every call out, where a close can take over. */
   private void warn(String message) {
@@ -200,8 +167,8 @@ public final class CoalescingConsumer<T, R> implements Runnable {
     boolean awaitingPublish = false;
     while (true) {
       if (selfClock.callersWaited()) { // the last batch woke callers: the next wait may gather (SelfClock)
-        if (batch.isEmpty()) {
-          waitStrategy.gatherIfDue(next - 1, ring.getCursor(), limits.forRun().maxBatchSize());
+        if (coalescer.batch().isEmpty()) {
+          waitStrategy.gatherIfDue(next - 1, ring.getCursor(), coalescer.forRun().maxBatchSize());
         } else {
           selfClock.forget(); // a lingering batch: its own deadline decides
         }
@@ -213,7 +180,7 @@ public final class CoalescingConsumer<T, R> implements Runnable {
         checkpoint();
         waitStrategy.clearDeadline();
         try {
-          writeIfDue(limits.forRun());
+          coalescer.writeIfDue(coalescer.forRun());
         } catch (ConsumerStop stop) {
           throw stop;
         } catch (Throwable bug) {
@@ -237,12 +204,12 @@ public final class CoalescingConsumer<T, R> implements Runnable {
       awaitingPublish = false;
       boolean reachedMarker = false;
       try {
-        reachedMarker = take(next, available);
+        reachedMarker = coalescer.take(next, available);
       } catch (ConsumerStop stop) {
         throw stop;
       } catch (Throwable bug) {
         onBug(bug);
-        release(lastTaken); // the failed batch's slots are free
+        coalescer.release(coalescer.lastTaken()); // the failed batch's slots are free
       }
       if (reachedMarker) {
         writer.awaitSettled();
@@ -253,7 +220,7 @@ public final class CoalescingConsumer<T, R> implements Runnable {
       if (!selfClock.skipsPause() && available - next + 1 < SMALL_RUN && ring.getCursor() > available) {
         pause(); // producers are already past this small run: let them get ahead
       }
-      next = lastTaken + 1;
+      next = coalescer.lastTaken() + 1;
     }
   }
 
@@ -290,7 +257,7 @@ public final class CoalescingConsumer<T, R> implements Runnable {
     // From here a close may take over (the log handler is user code): the batch's CAS decides who fails it.
     SafeLog.log(LOG, Level.ERROR, "the consumer of batcher '" + name + "' failed outside the sink;"
         + " failing the batch it was filling", bug);
-    PendingBatch<T, R> own = batch;
+    PendingBatch<T, R> own = coalescer.batch();
     if (!own.isEmpty() && completer.settle(own, PendingBatch.FILLING, bug)) {
       completer.complete(own, bug, 0);
     }
@@ -312,117 +279,7 @@ public final class CoalescingConsumer<T, R> implements Runnable {
     }
   }
 
-  /** Takes slots {@code from..to}; returns true when it met the close marker and wrote everything before it. */
-  private boolean take(long from, long to) {
-    BatchLimits l = limits.forRun();
-    for (long sequence = from; sequence <= to; sequence++) {
-      SubmissionSlot slot = ring.get(sequence);
-      byte kind = slot.kind;
-      if (kind == SubmissionSlot.ITEM) {
-        long weight = slot.weight;
-        if (!batch.isEmpty() && weight > l.maxBatchBytes() - batch.weight()) {
-          write(sequence - 1); // the item would push the batch past its byte limit: it waits in its slot
-        }
-        if (batch.isEmpty()) {
-          batchStart = l.linger().isZero() ? 0 : readTicker(); // before the add: a close then finds it unread
-        }
-        batch.add(slot.item(), slot.future(), weight, sequence, slot.stamp); // added, then emptied: never in neither place
-        slot.mark(SubmissionSlot.EMPTY);
-        lastTaken = sequence;
-        if (batch.size() >= l.maxBatchSize() || batch.weight() >= l.maxBatchBytes()) {
-          write(sequence);
-        }
-      } else {
-        slot.mark(SubmissionSlot.EMPTY);
-        lastTaken = sequence;
-        if (kind == SubmissionSlot.CLOSE) {
-          release(sequence);
-          if (!batch.isEmpty()) {
-            write(sequence); // everything before the marker goes out
-          }
-          finishIdle(sequence);
-          return true;
-        }
-      }
-    }
-    release(to);
-    writeIfDue(l);
-    return false;
-  }
 
-  /**
-   * The ring ran dry or the wait ended: writes the batch unless it may linger, or an async sink is at its
-   * in-flight limit (the batch then keeps coalescing; a settling batch wakes the consumer).
-   */
-  private void writeIfDue(BatchLimits l) {
-    if (batch.isEmpty()) {
-      finishIdle(lastTaken);
-    } else if (!lingers(l) && writer.ready()) {
-      write(lastTaken);
-    }
-  }
-
-  /**
-   * Moves flush progress over items that are not in flight; a flush it satisfies is completed as a call out,
-   * since its dependent actions are user code.
-   */
-  private void finishIdle(long sequence) {
-    if (writer.finishIdle(sequence)) {
-      handOver.callOut(flushWaiters::completeFinished);
-    }
-  }
-
-  /** Gives slots up to {@code sequence} back to producers, and wakes those waiting for room. */
-  private void release(long sequence) {
-    if (sequence > released) {
-      released = sequence;
-      consumed.set(sequence);
-      gate.roomFreed();
-    }
-  }
-
-  /** Whether the batch waits for more items; if so, arms the wait's deadline. */
-  private boolean lingers(BatchLimits l) {
-    long lingerNanos = Checks.saturatedNanos(l.linger());
-    if (lingerNanos == 0 || batch.size() >= l.maxBatchSize()
-        || flushWaiters.maxTarget() >= batch.firstSequence()) { // a flush waits for this batch
-      return false;
-    }
-    AdaptiveLimits a = limits.runController();
-    if (a != null && !a.mayLinger(batchStart)) {
-      return false; // the first item after an idle spell, or a lone caller's: never delayed
-    }
-    long elapsed = readTicker() - batchStart;
-    if (elapsed >= lingerNanos || elapsed < 0) { // negative: the clock went back, or changed origin (GuardedTicker)
-      return false;
-    }
-    waitStrategy.setDeadline(batchStart + lingerNanos, lingerNanos); // wraps like nanoTime; compared by difference
-    return true;
-  }
-
-  /** Hands the batch (every item up to {@code lastSequence}) to the writer. */
-  private void write(long lastSequence) {
-    waitStrategy.clearDeadline();
-    release(lastSequence); // producers may reuse these slots while the sink works
-    AdaptiveLimits a = limits.steering();
-    int size = batch.size();
-    if (a != null) {
-      a.writeStarting(a.needsStamps() ? batch.copyStamps(a) : 0);
-    }
-    PendingBatch<T, R> next = writer.write(batch, lastSequence);
-    if (next != batch) {
-      // Only on a change (async): a reference store into this long-lived object dirties a G1 card that a
-      // refinement thread must then scan; once per batch that cost ~15% of a core in the offer benchmark.
-      batch = next;
-    }
-    if (a != null) {
-      String change = a.writeEnded(size, writer.lastWriteStart(), writer.lastSinkNanos(), readTicker());
-      if (change != null) {
-        handOver.callOut(() -> SafeLog.log(ADAPTIVE_LOG, Level.DEBUG, "batcher '" + name + "': adaptive limits now "
-            + a.published() + ": " + change, null));
-      }
-    }
-  }
 
   // ---- called by other threads
 
@@ -491,11 +348,7 @@ public final class CoalescingConsumer<T, R> implements Runnable {
    * orphaned; a producer between its claim and its publish is waited for until {@code until} at most.
    */
   public void failHoldings(Abandonment into, long until) {
-    holdings.gather(batch, closeDescription, into, until);
-    batch = new PendingBatch<>(1, 1); // the closed batcher keeps nothing of it: a sink still writing holds its view
-    if (!into.stragglers().isEmpty()) {
-      gate.stopAwaitingPublishes(); // stats(), the report's among them, must not wait again for those slots
-    }
+    coalescer.failHoldings(into, until, closeDescription);
   }
 
   @Override

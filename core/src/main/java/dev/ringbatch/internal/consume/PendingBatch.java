@@ -118,29 +118,14 @@ public final class PendingBatch<T, R> {
     }
   }
 
-  /** Notes when the sink got the batch, if any item was stamped. A writer, before the first attempt. */
-  void writeStarting(long now) {
-    waits.writeStarting(now);
+  /** The items' publish stamps and how long they waited for the write: see {@link BatchWaits}. */
+  BatchWaits waits() {
+    return waits;
   }
 
   /** Copies the items' publish stamps for the adaptive limits; returns how many. Consumer thread. */
   public int copyStamps(AdaptiveLimits into) {
     return waits.copyStamps(into);
-  }
-
-  /** Whether {@link #reportWaits} has something to report: stamped items whose write started. */
-  boolean hasWaits() {
-    return waits.hasWaits();
-  }
-
-  /** How long item {@code index} waited between its publish and the write's start, or -1 if not measured. */
-  long waitOf(int index) {
-    return waits.waitOf(index);
-  }
-
-  /** Tells the recorders how long the stamped items waited between publish and the write's start. */
-  void reportWaits(GuardedStatsRecorders recorders) {
-    waits.report(recorders);
   }
 
   private void grow() {

@@ -96,7 +96,7 @@ public final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     if (!batch.state.compareAndSet(PendingBatch.FILLING, PendingBatch.IN_SINK)) {
       throw ConsumerStop.TAKEN;
     }
-    batch.writeStarting(start);
+    batch.waits().writeStarting(start);
     lastWriteStart = start;
     Throwable failure;
     long firstFailure = 0;

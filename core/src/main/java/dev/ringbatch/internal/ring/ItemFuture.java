@@ -187,6 +187,7 @@ public class ItemFuture<T> extends CompletableFuture<T> {
    */
   public static void preloadWaitingPath() {
     Threads.isVirtual(Thread.currentThread());
+    CallerWait.load();
   }
 
   /** How many times a platform-thread caller checks for the result, spinning, before it parks: none by default. */
