@@ -56,7 +56,7 @@ class HostileScenarioTest {
   // ---------------------------------------------------------------------------------------------- D1
 
   /**
-   * CoalescingConsumer.take marks the slot EMPTY and only then reads the Ticker for batchStart; if that read
+   * Coalescer.take marks the slot EMPTY and only then reads the Ticker for batchStart; if that read
    * throws, onBug fails the (empty) batch and the loop re-reads the now EMPTY slot: the item is in neither the
    * ring nor the batch. Its future never completes, flush() says it is done, close says drained.
    */
@@ -65,7 +65,7 @@ class HostileScenarioTest {
   void tickerThrowingWhileTakingAnItem_itemSilentlyDropped() throws Exception {
     CountDownLatch thrown = new CountDownLatch(1);
     Batcher<Integer, Integer> batcher = Batcher.of("d1", BatcherConfig.builder().ringSize(16).maxBatchSize(16)
-        .linger(Duration.ofMillis(5)).ticker(throwingOnceIn("CoalescingConsumer", "take", thrown)).build(),
+        .linger(Duration.ofMillis(5)).ticker(throwingOnceIn("Coalescer", "take", thrown)).build(),
         okSink());
     CompletableFuture<Integer> item = batcher.submit(7);
     assertThat(thrown.await(10, TimeUnit.SECONDS)).isTrue();
@@ -162,7 +162,7 @@ class HostileScenarioTest {
     CountDownLatch release = new CountDownLatch(1);
     AtomicBoolean armed = new AtomicBoolean(true);
     Ticker blocking = () -> {
-      if (calledFrom("CoalescingConsumer", "take") && armed.compareAndSet(true, false)) {
+      if (calledFrom("Coalescer", "take") && armed.compareAndSet(true, false)) {
         entered.countDown();
         try {
           release.await(20, TimeUnit.SECONDS);

@@ -35,7 +35,7 @@ class TickerAndNestedCloseTest {
     long origin = TimeUnit.HOURS.toNanos(1);
     AtomicBoolean armed = new AtomicBoolean(true);
     Ticker offset = () -> {
-      if (calledFrom("CoalescingConsumer", "take") && armed.compareAndSet(true, false)) {
+      if (calledFrom("Coalescer", "take") && armed.compareAndSet(true, false)) {
         throw new IllegalStateException("test ticker: transient failure");
       }
       return System.nanoTime() - origin;
@@ -47,6 +47,7 @@ class TickerAndNestedCloseTest {
     try {
       assertThat(item).as("item with a 50 ms linger, after the ticker threw once")
           .succeedsWithin(Duration.ofSeconds(5));
+      assertThat(armed).as("the ticker threw when read from Coalescer.take").isFalse();
     } finally {
       batcher.close(Duration.ofSeconds(5));
     }
