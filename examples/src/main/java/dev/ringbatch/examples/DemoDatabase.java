@@ -49,8 +49,12 @@ final class DemoDatabase implements AutoCloseable {
     return new DemoDatabase(postgres, url);
   }
 
-  HikariDataSource pool(String name, int size) {
+  /** A pool of {@code size} connections; {@code properties} are driver properties, as name, value pairs. */
+  HikariDataSource pool(String name, int size, String... properties) {
     HikariConfig config = new HikariConfig();
+    for (int i = 0; i + 1 < properties.length; i += 2) {
+      config.addDataSourceProperty(properties[i], properties[i + 1]);
+    }
     config.setJdbcUrl(url);
     config.setUsername("postgres");
     config.setPoolName(name);

@@ -26,9 +26,11 @@ import org.postgresql.PGConnection;
 /**
  * C concurrent callers insert rows one per call into PostgreSQL: first each call as its own autocommit
  * {@code INSERT} through a HikariCP pool (what a service does without batching), then each call through a
- * ringbatch {@link JdbcBatchSink}; last, for the ceiling, one {@code COPY} of the same rows on a single
- * connection. Checks that the table holds exactly the rows acknowledged and ends with one {@code RESULT}
- * line.
+ * ringbatch sink, then through what a user would otherwise write (a {@link QueueBatcher} of
+ * {@code --queue-batch} rows, one {@code COPY} per batch, and the same with a rewritten multi-row
+ * {@code INSERT}); last, one {@code COPY} of the same rows on a single connection, and the machine's bound for C
+ * callers fitted in the same run ({@link CopyFit}). Checks that the table holds exactly the rows acknowledged
+ * and ends with one {@code RESULT} line. {@code --baselines off} skips the queue batchers and the fit.
  *
  * <p>Options: {@code --callers 64 --rows 100000 --pool 16 --sink copy|unnest|rows --shards 1 --connections 1
  * --jdbc-url URL --durability on|off --adaptive off|throughput|latency:MILLIS}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
@@ -38,7 +40,7 @@ import org.postgresql.PGConnection;
  */
 final class JdbcDemo {
   static final String OPTIONS = "--callers --rows --pool --sink --shards --connections --bad-percent --jdbc-url"
-      + " --durability --threads --adaptive";
+      + " --durability --threads --adaptive --queue-batch --baselines";
 
   private JdbcDemo() {}
 
@@ -67,7 +69,7 @@ final class JdbcDemo {
   static String run(DemoOptions options, PrintStream out) throws Exception {
     int callers = options.intValue("callers", 64);
     int rows = options.intValue("rows", 100_000);
-    int poolSize = options.intValue("pool", Math.min(callers, 16));
+    int poolSize = options.intValue("pool", Math.min(callers, 64)); // a pool sized for the callers, within max_connections
     String sinkMode = options.stringValue("sink", "copy");
     int shards = options.intValue("shards", 1);
     int connections = options.intValue("connections", 1);
@@ -76,6 +78,8 @@ final class JdbcDemo {
     String durability = options.stringValue("durability", "on");
     String threads = options.stringValue("threads", "platform"); // platform, or virtual on JDK 21+
     Adaptive adaptive = adaptive(options.stringValue("adaptive", "off"));
+    int queueBatch = options.intValue("queue-batch", 1024);
+    String baselines = options.stringValue("baselines", "on");
     CallerHarness.threads(threads); // a bad value or an old JDK fails here, before the database starts
     options.requireAllUsed(OPTIONS);
     if (badPercent > 100) {
@@ -83,6 +87,9 @@ final class JdbcDemo {
     }
     if (!List.of("copy", "unnest", "rows").contains(sinkMode)) {
       throw new IllegalArgumentException("--sink must be 'copy', 'unnest' or 'rows' but was '" + sinkMode + "'");
+    }
+    if (!baselines.equals("on") && !baselines.equals("off")) {
+      throw new IllegalArgumentException("--baselines must be 'on' or 'off' but was '" + baselines + "'");
     }
     if (connections > 1 && (!sinkMode.equals("copy") || shards > 1)) {
       throw new IllegalArgumentException("--connections " + connections + " needs --sink copy and --shards 1");
@@ -92,7 +99,8 @@ final class JdbcDemo {
         sinkMode, shards, connections);
 
     try (DemoDatabase database = DemoDatabase.start(jdbcUrl, durability, out);
-         HikariDataSource pool = database.pool("ringbatch-demo", poolSize)) {
+         HikariDataSource pool = database.pool("ringbatch-demo", poolSize);
+         HikariDataSource rewriting = database.pool("queue-rewrite", 1, "reWriteBatchedInserts", "true")) {
       DemoDatabase.execute(pool, "DROP TABLE IF EXISTS demo_events");
       DemoDatabase.execute(pool, "CREATE TABLE demo_events (id BIGINT PRIMARY KEY, caller INT NOT NULL,"
           + " payload TEXT NOT NULL CHECK (payload <> 'bad'))");
@@ -147,6 +155,17 @@ final class JdbcDemo {
       long batchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
       DemoDatabase.execute(pool, "TRUNCATE demo_events");
 
+      Baseline queueCopy = Baseline.NONE;
+      Baseline queueRewrite = Baseline.NONE;
+      CopyFit fit = null;
+      if (baselines.equals("on")) {
+        queueCopy = queue("queue + COPY", pool, queueBatch, JdbcDemo::copyRows, callers, rows, badPercent, out, threads);
+        queueRewrite = queue("queue + rewrite", rewriting, queueBatch, JdbcDemo::insertRows, callers, rows,
+            badPercent, out, threads);
+        fit = CopyFit.measure(pool, JdbcDemo::copyRows, id -> event(0, id, 0));
+        DemoDatabase.execute(pool, "TRUNCATE demo_events");
+      }
+
       double copySeconds = copy(pool, rows, badPercent);
       long copiedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
 
@@ -154,14 +173,22 @@ final class JdbcDemo {
       long goodRows = rows - badRows;
       long acknowledged = rows - batched.failed();
       long lost = Math.abs(acknowledged - batchedRows) + Math.abs((rows - unbatched.failed()) - unbatchedRows)
-          + Math.abs(goodRows - copiedRows);
+          + Math.abs(goodRows - copiedRows) + queueCopy.lost() + queueRewrite.lost();
+      double bestQueue = Math.max(queueCopy.perSecond(), queueRewrite.perSecond());
+      double bound = fit == null ? Double.NaN : fit.boundRowsPerSecond(callers);
       double copyPerSecond = goodRows / copySeconds;
       out.println();
       out.println("                      rows/s    p50 µs    p99 µs   mean batch");
       row(out, "unbatched (autocommit)", unbatched.perSecond(), unbatched.p50Micros(), unbatched.p99Micros(), "1");
       row(out, "ringbatch", batched.perSecond(), batched.p50Micros(), batched.p99Micros(),
           String.format(Locale.ROOT, "%.1f", stats.meanBatchSize()));
+      queueCopy.print(out);
+      queueRewrite.print(out);
       row(out, "COPY, one connection", copyPerSecond, Double.NaN, Double.NaN, String.valueOf(rows));
+      if (fit != null) {
+        row(out, "bound for " + callers + " callers", bound, Double.NaN, Double.NaN, String.valueOf(callers));
+        out.println(fit.describe(callers));
+      }
       out.printf(Locale.ROOT, "rows in table after each run: %d, %d, %d (expected %d each); ringbatch acknowledged"
           + " %d, failed %d (%d rows are bad)%n", unbatchedRows, batchedRows, copiedRows, goodRows, acknowledged,
           batched.failed(), badRows);
@@ -170,11 +197,74 @@ final class JdbcDemo {
       String result = String.format(Locale.ROOT, "RESULT jdbc sink=%s callers=%d threads=%s rows=%d shards=%d"
               + " connections=%d"
               + " unbatched_rows_per_s=%.0f batched_rows_per_s=%.0f speedup=%.2f copy_rows_per_s=%.0f copy_ratio=%.2f mean_batch=%.1f"
-              + " sink_busy=%.2f bad_rows=%d failed=%d lost=%d",
+              + " sink_busy=%.2f bad_rows=%d failed=%d lost=%d"
+              + " queue_copy_rows_per_s=%.0f queue_copy_batch=%.1f queue_copy_failed=%d"
+              + " queue_rewrite_rows_per_s=%.0f queue_rewrite_batch=%.1f"
+              + " vs_best_queue=%.2f bound_rows_per_s=%.0f vs_bound=%.2f",
           sinkMode, callers, threads, rows, shards, connections, unbatched.perSecond(), batched.perSecond(),
-          batched.perSecond() / unbatched.perSecond(), copyPerSecond, batched.perSecond() / copyPerSecond, stats.meanBatchSize(), sinkBusy, badRows, batched.failed(), lost);
+          batched.perSecond() / unbatched.perSecond(), copyPerSecond, batched.perSecond() / copyPerSecond, stats.meanBatchSize(), sinkBusy, badRows, batched.failed(), lost,
+          queueCopy.perSecond(), queueCopy.meanBatch(), queueCopy.failed(), queueRewrite.perSecond(),
+          queueRewrite.meanBatch(),
+          batched.perSecond() / bestQueue, bound, batched.perSecond() / bound);
       out.println(result);
       return result;
+    }
+  }
+
+  /** What a queue batcher run gave: rows written per second, its mean batch, and rows missing or extra. */
+  record Baseline(String label, double perSecond, double p50Micros, double p99Micros, double meanBatch, long failed,
+      long lost) {
+    static final Baseline NONE = new Baseline("", Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0, 0);
+
+    void print(PrintStream out) {
+      if (!label.isEmpty()) {
+        row(out, label, perSecond, p50Micros, p99Micros, String.format(Locale.ROOT, "%.1f", meanBatch));
+      }
+    }
+  }
+
+  /** The same callers through a hand-written {@link QueueBatcher}; checks the table holds exactly what it acknowledged. */
+  private static Baseline queue(String label, HikariDataSource pool, int maxBatch, QueueBatcher.Writer<Event> writer,
+      int callers, int rows, int badPercent, PrintStream out, String threads) throws Exception {
+    double meanBatch;
+    CallerHarness.Outcome outcome;
+    try (QueueBatcher<Event> batcher = new QueueBatcher<>("queue-batcher", Math.max(maxBatch, callers), maxBatch, pool,
+        writer)) {
+      outcome = CallerHarness.run(label, callers, rows, (caller, i) -> batcher.submitAndWait(event(caller, i, badPercent)),
+          out, threads);
+      meanBatch = batcher.meanBatchSize();
+    }
+    long inTable = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
+    DemoDatabase.execute(pool, "TRUNCATE demo_events");
+    return new Baseline(label, outcome.perSecond(), outcome.p50Micros(), outcome.p99Micros(), meanBatch,
+        outcome.failed(), Math.abs((rows - outcome.failed()) - inTable));
+  }
+
+  /** One {@code COPY} of {@code rows} as CSV: what a user writes with pgjdbc's {@code CopyManager}. */
+  static void copyRows(Connection connection, List<Event> rows) throws java.sql.SQLException {
+    StringBuilder csv = new StringBuilder(rows.size() * 40);
+    for (Event e : rows) {
+      csv.append(e.id()).append(',').append(e.caller()).append(',').append(e.payload()).append('\n');
+    }
+    try {
+      connection.unwrap(PGConnection.class).getCopyAPI()
+          .copyIn("COPY demo_events (id, caller, payload) FROM STDIN (FORMAT csv)", new StringReader(csv.toString()));
+    } catch (java.io.IOException e) {
+      throw new java.sql.SQLException("COPY failed", e);
+    }
+  }
+
+  /** One {@code executeBatch}; on a pool with {@code reWriteBatchedInserts=true}, multi-row {@code INSERT}s. */
+  static void insertRows(Connection connection, List<Event> rows) throws java.sql.SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(
+        "INSERT INTO demo_events (id, caller, payload) VALUES (?, ?, ?)")) {
+      for (Event e : rows) {
+        ps.setLong(1, e.id());
+        ps.setInt(2, e.caller());
+        ps.setString(3, e.payload());
+        ps.addBatch();
+      }
+      ps.executeBatch();
     }
   }
 

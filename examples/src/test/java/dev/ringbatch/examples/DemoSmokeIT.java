@@ -30,6 +30,21 @@ class DemoSmokeIT {
         .containsEntry("lost", "0").containsKeys("unbatched_rows_per_s", "batched_rows_per_s", "copy_rows_per_s");
     assertThat(Double.parseDouble(result.get("speedup"))).isPositive();
     assertThat(Double.parseDouble(result.get("mean_batch"))).isGreaterThanOrEqualTo(1.0);
+    // the hand-written queue batchers and the fitted bound, measured in the same run
+    assertThat(Double.parseDouble(result.get("queue_copy_rows_per_s"))).isPositive();
+    assertThat(Double.parseDouble(result.get("queue_rewrite_rows_per_s"))).isPositive();
+    assertThat(Double.parseDouble(result.get("queue_copy_batch"))).isGreaterThanOrEqualTo(1.0);
+    assertThat(Double.parseDouble(result.get("bound_rows_per_s"))).as("result=%s", result).isPositive().isFinite();
+    assertThat(Double.parseDouble(result.get("vs_best_queue"))).isPositive();
+  }
+
+  @Test
+  void jdbc_withBadRows_ringbatchFailsOnlyThemWhileTheQueueBatcherFailsTheirWholeBatches() throws Exception {
+    Map<String, String> result = run("jdbc", "--callers", "8", "--rows", "2000", "--bad-percent", "1",
+        "--durability", "off");
+
+    assertThat(result).containsEntry("bad_rows", "20").containsEntry("failed", "20").containsEntry("lost", "0");
+    assertThat(Long.parseLong(result.get("queue_copy_failed"))).as("result=%s", result).isGreaterThan(20);
   }
 
   @Test
