@@ -27,7 +27,7 @@ import org.postgresql.PGConnection;
  * C concurrent callers insert rows one per call into PostgreSQL: first each call as its own autocommit
  * {@code INSERT} through a HikariCP pool (what a service does without batching), then each call through a
  * ringbatch sink, then through what a user would otherwise write (a {@link QueueBatcher} of
- * {@code --queue-batch} rows, one {@code COPY} per batch, and the same with a rewritten multi-row
+ * {@code --queue-batch} rows (default: the batcher's cap, 4,096), one {@code COPY} per batch, and the same with a rewritten multi-row
  * {@code INSERT}); last, one {@code COPY} of the same rows on a single connection, and the machine's bound for C
  * callers fitted in the same run ({@link CopyFit}). Checks that the table holds exactly the rows acknowledged
  * and ends with one {@code RESULT} line. {@code --baselines off} skips the queue batchers and the fit.
@@ -41,6 +41,9 @@ import org.postgresql.PGConnection;
 final class JdbcDemo {
   static final String OPTIONS = "--callers --rows --pool --sink --shards --connections --bad-percent --jdbc-url"
       + " --durability --threads --adaptive --queue-batch --baselines";
+
+  /** The batcher's ring and batch cap, and the queue batchers' cap unless {@code --queue-batch} says otherwise. */
+  static final int BATCH_CAP = 4096;
 
   private JdbcDemo() {}
 
@@ -78,7 +81,7 @@ final class JdbcDemo {
     String durability = options.stringValue("durability", "on");
     String threads = options.stringValue("threads", "platform"); // platform, or virtual on JDK 21+
     Adaptive adaptive = adaptive(options.stringValue("adaptive", "off"));
-    int queueBatch = options.intValue("queue-batch", 1024);
+    int queueBatch = options.intValue("queue-batch", BATCH_CAP); // the same cap as the batcher's
     String baselines = options.stringValue("baselines", "on");
     CallerHarness.threads(threads); // a bad value or an old JDK fails here, before the database starts
     options.requireAllUsed(OPTIONS);
@@ -123,7 +126,7 @@ final class JdbcDemo {
       BatcherStats stats;
       LongAdder sinkNanos = new LongAdder();
       List<AutoCloseable> sinks = new ArrayList<>();
-      BatcherConfig.Builder builder = BatcherConfig.builder().ringSize(4096).maxBatchSize(4096)
+      BatcherConfig.Builder builder = BatcherConfig.builder().ringSize(BATCH_CAP).maxBatchSize(BATCH_CAP)
           .maxInFlightBatches(connections);
       if (adaptive != null) {
         builder.adaptive(adaptive);
