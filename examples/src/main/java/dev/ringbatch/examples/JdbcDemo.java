@@ -33,7 +33,7 @@ import org.postgresql.PGConnection;
  * and ends with one {@code RESULT} line. {@code --baselines off} skips the queue batchers and the fit.
  *
  * <p>Options: {@code --callers 64 --rows 100000 --pool 16 --sink copy|unnest|rows --shards 1 --connections 1
- * --jdbc-url URL --durability on|off --adaptive off|throughput|latency:MILLIS}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
+ * --jdbc-url URL --durability on|off --adaptive off|throughput|latency:MILLIS --queue-batch 4096 --baselines on|off}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
  * connection each. With {@code --sink copy --connections N}, one batcher copies up to N batches at once (one is
  * copied while another commits). With {@code --bad-percent P}, P rows in every hundred break a {@code CHECK}
  * constraint: each run must fail exactly those, and write the others.
