@@ -245,13 +245,21 @@ final class JdbcDemo {
 
   /** One {@code COPY} of {@code rows} as CSV: what a user writes with pgjdbc's {@code CopyManager}. */
   static void copyRows(Connection connection, List<Event> rows) throws java.sql.SQLException {
+    copyIn(connection, csv(rows));
+  }
+
+  private static String csv(List<Event> rows) {
     StringBuilder csv = new StringBuilder(rows.size() * 40);
     for (Event e : rows) {
       csv.append(e.id()).append(',').append(e.caller()).append(',').append(e.payload()).append('\n');
     }
+    return csv.toString();
+  }
+
+  private static void copyIn(Connection connection, String csv) throws java.sql.SQLException {
     try {
       connection.unwrap(PGConnection.class).getCopyAPI()
-          .copyIn("COPY demo_events (id, caller, payload) FROM STDIN (FORMAT csv)", new StringReader(csv.toString()));
+          .copyIn("COPY demo_events (id, caller, payload) FROM STDIN (FORMAT csv)", new StringReader(csv));
     } catch (java.io.IOException e) {
       throw new java.sql.SQLException("COPY failed", e);
     }
@@ -327,19 +335,16 @@ final class JdbcDemo {
 
   /** The ceiling: all rows in one COPY on one connection, the data prepared beforehand. */
   private static double copy(HikariDataSource pool, int rows, int badPercent) throws Exception {
-    StringBuilder csv = new StringBuilder(rows * 40);
+    List<Event> good = new ArrayList<>(rows);
     for (int i = 0; i < rows; i++) {
-      if (bad(i, badPercent)) {
-        continue; // one refused row would fail the whole COPY: the ceiling copies the good rows only
+      if (!bad(i, badPercent)) { // one refused row would fail the whole COPY: the ceiling copies the good rows only
+        good.add(event(i % 64, i, 0));
       }
-      Event e = event(i % 64, i, 0);
-      csv.append(e.id()).append(',').append(e.caller()).append(',').append(e.payload()).append('\n');
     }
-    String data = csv.toString();
+    String data = csv(good);
     try (Connection c = pool.getConnection()) {
       long t0 = System.nanoTime();
-      c.unwrap(PGConnection.class).getCopyAPI()
-          .copyIn("COPY demo_events (id, caller, payload) FROM STDIN (FORMAT csv)", new StringReader(data));
+      copyIn(c, data);
       return (System.nanoTime() - t0) / 1e9;
     }
   }
