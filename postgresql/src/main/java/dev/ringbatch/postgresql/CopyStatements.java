@@ -140,6 +140,10 @@ final class CopyStatements<T> {
     }
   }
 
+  String table() {
+    return table;
+  }
+
   List<CopyColumn<T>> columns() {
     return columns;
   }

@@ -44,17 +44,16 @@ final class CopyText {
   }
 
   /**
-   * Appends one value of {@code column}: its text by {@link PgValues}, escaped for COPY.
+   * Appends one value of {@code column}: {@code text}, the value's text by {@link PgValues} (null for SQL NULL),
+   * escaped for COPY.
    *
-   * @throws IllegalArgumentException if the value has no exact encoding (see {@link PgValues#text})
+   * @throws IllegalArgumentException if the text holds a NUL character or a lone surrogate
    */
-  void value(String column, @Nullable Object value, PgValues.Target target) {
-    if (value == null) {
+  void value(String column, @Nullable String text) {
+    if (text == null) {
       ascii("\\N");
-    } else if (value instanceof String text) {
-      text(column, text); // checked while it is escaped: one pass
     } else {
-      text(column, java.util.Objects.requireNonNull(PgValues.text(column, value, target)));
+      text(column, text); // checked while it is escaped: one pass
     }
   }
 

@@ -20,7 +20,7 @@ import org.postgresql.util.ServerErrorMessage;
 class CopyTextTest {
   private static String encode(Object value) {
     CopyText text = new CopyText();
-    text.value("c", value, dev.ringbatch.sink.PgValues.Target.UNKNOWN);
+    text.value("c", value instanceof String s ? s : dev.ringbatch.sink.PgValues.text("c", value));
     return new String(text.bytes(), 0, text.length(), StandardCharsets.UTF_8);
   }
 
@@ -63,7 +63,7 @@ class CopyTextTest {
     CopyText text = new CopyText();
     String value = "x".repeat(1000);
     for (int i = 0; i < 1000; i++) {
-      text.value("c", value, dev.ringbatch.sink.PgValues.Target.UNKNOWN);
+      text.value("c", value);
       text.newline();
     }
     assertThat(text.length()).isEqualTo(1001 * 1000);
@@ -73,11 +73,11 @@ class CopyTextTest {
   @Test
   void bufferGrownForAPeak_isGivenBack_onceABatchUsesUnderAQuarterOfIt() {
     CopyText text = new CopyText();
-    text.value("c", "x".repeat(8 << 20), dev.ringbatch.sink.PgValues.Target.UNKNOWN);
+    text.value("c", "x".repeat(8 << 20));
     int peak = text.bytes().length;
     text.reset(); // the next batch starts after the 8 MB one: still needed, kept
     assertThat(text.bytes().length).isEqualTo(peak);
-    text.value("c", "small", dev.ringbatch.sink.PgValues.Target.UNKNOWN);
+    text.value("c", "small");
     text.reset(); // after a batch of 5 bytes
     assertThat(text.bytes().length).isEqualTo(1 << 16);
   }

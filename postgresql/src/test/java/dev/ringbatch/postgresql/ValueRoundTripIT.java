@@ -39,9 +39,12 @@ class ValueRoundTripIT {
   private static EmbeddedPostgres postgres;
   private static HikariDataSource pool;
 
-  /** The sinks and modes, each with how it names the value's column in a refusal. */
+  /**
+   * The sinks and modes, each with how it names the value's column in a refusal. The COPY sink sends a small
+   * batch as one INSERT ({@link ValuesInsert}) and a large one as COPY: COPY's batch is padded past that size.
+   */
   enum Mode {
-    COPY("column 'v'"), COPY_IDEMPOTENT("column 'v'"), ROWS("column 'v'"), UNNEST("column 'parameter 2"),
+    COPY("column 'v'"), COPY_SMALL_BATCH("column 'v'"), COPY_IDEMPOTENT("column 'v'"), ROWS("column 'v'"), UNNEST("column 'parameter 2"),
     UNNEST_IDEMPOTENT("column 'parameter 2");
 
     final String column;
@@ -83,8 +86,8 @@ class ValueRoundTripIT {
   private static BatchSink<Row, Integer> sink(Mode mode, String table, String pgType) {
     String unnest = "INSERT INTO " + table + " (id, v) SELECT * FROM unnest(?::bigint[], ?::" + pgType + "[])";
     return switch (mode) {
-      case COPY -> PgCopySink.<Row>into(pool, table).column("id", Row::id).column("v", ValueRoundTripIT::valueOf)
-          .build();
+      case COPY, COPY_SMALL_BATCH -> PgCopySink.<Row>into(pool, table).column("id", Row::id)
+          .column("v", ValueRoundTripIT::valueOf).build();
       case COPY_IDEMPOTENT -> PgCopySink.<Row>into(pool, table).column("id", Row::id)
           .column("v", ValueRoundTripIT::valueOf).idempotentOn("id").build();
       case ROWS -> JdbcBatchSink.<Row>of(pool, "INSERT INTO " + table + " (id, v) VALUES (?, ?)", (ps, row) -> {
@@ -109,6 +112,13 @@ class ValueRoundTripIT {
     List<Row> rows = new ArrayList<>();
     for (int i = 0; i < cases.size(); i++) {
       rows.add(new Row(i, cases.get(i).value()));
+    }
+    if (mode == Mode.COPY) {
+      for (int i = 0; i <= ValuesInsert.MAX_ROWS; i++) {
+        rows.add(new Row(1_000_000 + i, ValueCases.NullValue.NULL)); // past an INSERT's size: one COPY
+      }
+    } else if (mode == Mode.COPY_SMALL_BATCH) {
+      assertThat(rows).as("a batch the COPY sink sends as one INSERT").hasSizeLessThanOrEqualTo(ValuesInsert.MAX_ROWS);
     }
     RecordingBatch<Row, Integer> batch = RecordingBatch.of(rows);
 

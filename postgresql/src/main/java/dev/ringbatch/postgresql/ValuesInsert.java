@@ -1,0 +1,71 @@
+package dev.ringbatch.postgresql;
+
+import dev.ringbatch.sink.BatchConnection;
+import dev.ringbatch.sink.PgSession;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.List;
+
+/**
+ * A small batch of a {@link PgCopySink} as one {@code INSERT INTO table (columns) VALUES (...), (...)}: in a
+ * transaction, pgjdbc sends a {@code COPY} only after a {@code BEGIN} of its own and waits for the server's
+ * {@code CopyInResponse} before the data, two round trips an {@code INSERT} (its {@code BEGIN} sent with it) does
+ * not pay; below a few dozen rows those round trips cost more than {@code COPY} saves per row. The values are the
+ * text the {@code COPY} line holds, bound with no type of their own, so the server reads each with its column
+ * type's input function, as {@code COPY} does: the same value either way. Used only while no row is refused: the
+ * sink copies the rows of a refused {@code INSERT} again with {@code COPY}, whose error names the line at fault.
+ */
+final class ValuesInsert {
+  /** Batches of up to this many rows are inserted; larger ones copied. */
+  static final int MAX_ROWS = 64;
+  /** PostgreSQL takes at most 65,535 parameters a statement. */
+  private static final int MAX_PARAMETERS = 65_535;
+
+  private final String head;
+  private final String row;
+  private final int maxRows;
+  /** The statement for n rows, made on first use. */
+  private final String[] sql;
+
+  ValuesInsert(String table, List<? extends CopyColumn<?>> columns) {
+    String names = String.join(", ", columns.stream().map(CopyColumn::name).toList());
+    head = "INSERT INTO " + table + " (" + names + ") VALUES ";
+    row = "(" + String.join(", ", java.util.Collections.nCopies(columns.size(), "?")) + ")";
+    maxRows = Math.min(MAX_ROWS, MAX_PARAMETERS / columns.size());
+    sql = new String[maxRows + 1];
+  }
+
+  /** The largest batch this inserts: {@link #MAX_ROWS}, fewer for a table of over 1,023 columns. */
+  int maxRows() {
+    return maxRows;
+  }
+
+  /**
+   * Inserts the rows of {@code attempt} in {@code c}'s open transaction, without committing.
+   *
+   * @return the server's count of rows inserted
+   */
+  long insert(Connection c, BatchConnection connection, CopyRows<?> rows, int[] attempt) throws SQLException {
+    PgSession.arrayNullsOn(c, false);
+    try (PreparedStatement ps = c.prepareStatement(sql(attempt.length))) {
+      rows.bind(ps, attempt);
+      long count = ps.executeLargeUpdate();
+      connection.answered();
+      return count;
+    }
+  }
+
+  private String sql(int n) {
+    String s = sql[n];
+    if (s == null) {
+      StringBuilder b = new StringBuilder(head.length() + n * (row.length() + 2)).append(head);
+      for (int i = 0; i < n; i++) {
+        b.append(i == 0 ? "" : ", ").append(row);
+      }
+      s = b.toString();
+      sql[n] = s;
+    }
+    return s;
+  }
+}
