@@ -165,8 +165,13 @@ final class JdbcDemo {
         queueCopy = queue("queue + COPY", pool, queueBatch, JdbcDemo::copyRows, callers, rows, badPercent, out, threads);
         queueRewrite = queue("queue + rewrite", rewriting, queueBatch, JdbcDemo::insertRows, callers, rows,
             badPercent, out, threads);
-        fit = CopyFit.measure(pool, JdbcDemo::copyRows, id -> event(0, id, 0));
+        CopyFit copyFit = CopyFit.measure("COPY", pool, JdbcDemo::copyRows, id -> event(0, id, 0));
         DemoDatabase.execute(pool, "TRUNCATE demo_events");
+        CopyFit insertFit = CopyFit.measure("multi-row INSERT", rewriting, JdbcDemo::insertRows, id -> event(0, id, 0));
+        DemoDatabase.execute(pool, "TRUNCATE demo_events");
+        out.println(copyFit.describe(callers));
+        out.println(insertFit.describe(callers));
+        fit = copyFit.boundRowsPerSecond(callers) >= insertFit.boundRowsPerSecond(callers) ? copyFit : insertFit;
       }
 
       double copySeconds = copy(pool, rows, badPercent);
@@ -190,7 +195,7 @@ final class JdbcDemo {
       row(out, "COPY, one connection", copyPerSecond, Double.NaN, Double.NaN, String.valueOf(rows));
       if (fit != null) {
         row(out, "bound for " + callers + " callers", bound, Double.NaN, Double.NaN, String.valueOf(callers));
-        out.println(fit.describe(callers));
+        out.println("the bound is the better method's: " + fit.method());
       }
       out.printf(Locale.ROOT, "rows in table after each run: %d, %d, %d (expected %d each); ringbatch acknowledged"
           + " %d, failed %d (%d rows are bad)%n", unbatchedRows, batchedRows, copiedRows, goodRows, acknowledged,
