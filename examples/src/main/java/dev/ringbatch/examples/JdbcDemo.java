@@ -126,7 +126,9 @@ final class JdbcDemo {
       BatcherStats stats;
       LongAdder sinkNanos = new LongAdder();
       List<AutoCloseable> sinks = new ArrayList<>();
-      BatcherConfig.Builder builder = BatcherConfig.builder().ringSize(BATCH_CAP).maxBatchSize(BATCH_CAP)
+      // Room for every caller, as the queue batcher's queue has (max(cap, callers)): a ring is a power of two
+      int ringSize = Math.max(BATCH_CAP, Integer.highestOneBit(Math.max(1, callers - 1)) << 1);
+      BatcherConfig.Builder builder = BatcherConfig.builder().ringSize(ringSize).maxBatchSize(BATCH_CAP)
           .maxInFlightBatches(connections);
       if (adaptive != null) {
         builder.adaptive(adaptive);
