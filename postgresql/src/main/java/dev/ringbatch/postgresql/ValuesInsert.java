@@ -13,8 +13,11 @@ import java.util.List;
  * {@code CopyInResponse} before the data, two round trips an {@code INSERT} (its {@code BEGIN} sent with it) does
  * not pay; below a few dozen rows those round trips cost more than {@code COPY} saves per row. The values are the
  * text the {@code COPY} line holds, bound with no type of their own, so the server reads each with its column
- * type's input function, as {@code COPY} does: the same value either way. Used only while no row is refused: the
- * sink copies the rows of a refused {@code INSERT} again with {@code COPY}, whose error names the line at fault.
+ * type's input function, as {@code COPY} does: the same value either way. But without the column's type modifier,
+ * which {@code COPY} hands the input function too, and which changes how an interval is read ({@code interval day}
+ * reads '3' as 3 days, a parameter is 3 seconds cut to 0 days): a table with such a column is always copied
+ * ({@link CopyStatements#insertable}). Used only while no row is refused: the sink copies the rows of a refused
+ * {@code INSERT} again with {@code COPY}, whose error names the line at fault.
  */
 final class ValuesInsert {
   /** Batches of up to this many rows are inserted; larger ones copied. */
