@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.List;
+import org.postgresql.PGStatement;
 
 /**
  * A small batch of a {@link PgCopySink} as one {@code INSERT INTO table (columns) VALUES (...), (...)}: in a
@@ -52,6 +53,10 @@ final class ValuesInsert {
   long insert(Connection c, BatchConnection connection, CopyRows<?> rows, int[] attempt) throws SQLException {
     PgSession.arrayNullsOn(c, false);
     try (PreparedStatement ps = c.prepareStatement(sql(attempt.length))) {
+      // Never a statement prepared on the server (pgjdbc's prepareThreshold): it keeps the parameter types the
+      // server inferred when it was prepared, and after an ALTER TABLE it would read a value as the column's old
+      // type and cast it (12345678901234567.89 read as a float8 into what is now a numeric column)
+      ps.unwrap(PGStatement.class).setPrepareThreshold(0);
       rows.bind(ps, attempt);
       long count = ps.executeLargeUpdate();
       connection.answered();

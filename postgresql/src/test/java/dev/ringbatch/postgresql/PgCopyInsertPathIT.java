@@ -2,9 +2,11 @@ package dev.ringbatch.postgresql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.ringbatch.sink.RecordingBatch;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -21,7 +23,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * PgCopySink's small batches, sent as one multi-row INSERT ({@link ValuesInsert}) rather than a COPY: the value
- * stored must be the one a COPY of the same text stores, whatever the batch's size.
+ * stored must be the one a COPY of the same text stores, whatever the batch's size and however often the
+ * connection has run that INSERT before.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class PgCopyInsertPathIT {
@@ -80,6 +83,42 @@ class PgCopyInsertPathIT {
       assertThat(large.completed()).hasSize(ValuesInsert.MAX_ROWS + 1);
       assertThat(stored("ip_interval")).hasSize(ValuesInsert.MAX_ROWS + 3)
           .allSatisfy((id, v) -> assertThat(v).as("id %s", id).isEqualTo("3 years | 00:01:30"));
+    }
+  }
+
+  /**
+   * pgjdbc prepares a statement on the server after its fifth use on a connection (prepareThreshold, 5 by
+   * default), and the server keeps the parameter types it inferred then: after {@code ALTER TABLE ... TYPE
+   * numeric}, the INSERT's parameter is still read as a float8 and then cast, so 12345678901234567.89 would be
+   * stored as 12345678901234568, told written; a COPY reads it as the column's type is now.
+   */
+  @Test
+  void columnTypeChangedAfterTheInsertWasPreparedOnTheServer_smallBatch_storesTheValueAsTheNewTypeReadsIt()
+      throws Exception {
+    CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS ip_altered",
+        "CREATE TABLE ip_altered (id bigint PRIMARY KEY, a double precision, b int)");
+    HikariConfig config = new HikariConfig();
+    // pgjdbc's default prepareThreshold, as an application's pool has it; one connection, so it is reused
+    config.setJdbcUrl("jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres?user=postgres");
+    config.setMaximumPoolSize(1);
+    try (HikariDataSource pool = new HikariDataSource(config)) {
+      PgCopySink<Row> sink = sink(pool, "ip_altered");
+      for (int i = 0; i < 6; i++) {
+        RecordingBatch<Row, Integer> batch = RecordingBatch.of(rows(2L * i, 2, 1.5, 7));
+        sink.write(batch);
+        assertThat(batch.completed()).hasSize(2);
+      }
+      CopyDatabase.exec(postgres, "ALTER TABLE ip_altered ALTER COLUMN a TYPE numeric",
+          "ALTER TABLE ip_altered ALTER COLUMN b TYPE text");
+
+      RecordingBatch<Row, Integer> after = RecordingBatch.of(rows(100, 2, new BigDecimal("12345678901234567.89"),
+          "007"));
+      sink.write(after);
+
+      assertThat(after.failed()).isEmpty();
+      assertThat(after.completed()).containsOnlyKeys(0, 1);
+      assertThat(stored("ip_altered")).containsEntry(100L, "12345678901234567.89 | 007")
+          .containsEntry(101L, "12345678901234567.89 | 007");
     }
   }
 }
