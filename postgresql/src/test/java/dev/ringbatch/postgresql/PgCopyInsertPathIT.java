@@ -1,6 +1,7 @@
 package dev.ringbatch.postgresql;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -119,6 +120,86 @@ class PgCopyInsertPathIT {
       assertThat(after.completed()).containsOnlyKeys(0, 1);
       assertThat(stored("ip_altered")).containsEntry(100L, "12345678901234567.89 | 007")
           .containsEntry(101L, "12345678901234567.89 | 007");
+    }
+  }
+
+  /**
+   * Rows that fail to encode leave the INSERT a subset of the batch: each row sent must carry its own values (an
+   * INSERT bound by position in the attempt, not in the batch, would store row 2's payload under row 1's id).
+   */
+  @Test
+  void rowsFailingToEncode_theInsertOfTheRestStoresEachRowsOwnValues() throws Exception {
+    CopyDatabase.table(postgres, "ip_subset", "");
+    try (HikariDataSource pool = CopyDatabase.pool(postgres.getPort(), "ip-subset", 1)) {
+      long before = CopyDatabase.copies(postgres);
+      List<Row> items = LongStream.range(0, 12).mapToObj(id -> new Row(id, "p" + id, null)).toList();
+      RecordingBatch<Row, Integer> batch = RecordingBatch.of(items);
+      PgCopySink.<Row>into(pool, "ip_subset").column("id", Row::id).column("payload", row -> {
+        if (row.id() == 0 || row.id() == 5 || row.id() == 6) {
+          throw new IllegalStateException("no payload for " + row.id());
+        }
+        return row.a();
+      }).build().write(batch);
+
+      assertThat(batch.failed()).containsOnlyKeys(0, 5, 6);
+      assertThat(batch.completed()).hasSize(9).allSatisfy((i, result) -> assertThat(result).isOne());
+      Map<Long, String> stored = new HashMap<>();
+      try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement();
+           ResultSet rs = s.executeQuery("SELECT id, payload FROM ip_subset")) {
+        while (rs.next()) {
+          stored.put(rs.getLong(1), rs.getString(2));
+        }
+      }
+      assertThat(stored).hasSize(9).allSatisfy((id, payload) -> assertThat(payload).isEqualTo("p" + id));
+      assertThat(CopyDatabase.copies(postgres) - before).as("one INSERT").isOne();
+    }
+  }
+
+  /**
+   * A deferred unique constraint refuses the COMMIT of a clean INSERT, naming no row: the rows are halved, each
+   * half inserted on its own, until the duplicate fails alone; every other row is written once and told 1.
+   */
+  @Test
+  void deferredConstraintRefusesTheInsertsCommit_onlyTheDuplicateFails_theRestWrittenOnce() throws Exception {
+    CopyDatabase.table(postgres, "ip_deferred", ", UNIQUE (id) DEFERRABLE INITIALLY DEFERRED");
+    CopyDatabase.exec(postgres, "INSERT INTO ip_deferred VALUES (7, 'already')");
+    try (HikariDataSource pool = CopyDatabase.pool(postgres.getPort(), "ip-deferred", 1)) {
+      List<Row> items = LongStream.range(0, 40).mapToObj(id -> new Row(id, "p" + id, null)).toList();
+      RecordingBatch<Row, Integer> batch = RecordingBatch.of(items);
+      PgCopySink.<Row>into(pool, "ip_deferred").column("id", Row::id).column("payload", Row::a).build().write(batch);
+
+      assertThat(batch.failed()).containsOnlyKeys(7);
+      assertThat(((java.sql.SQLException) batch.failed().get(7)).getSQLState()).isEqualTo("23505");
+      assertThat(batch.completed()).hasSize(39).allSatisfy((i, result) -> assertThat(result).isOne());
+      assertThat(CopyDatabase.counts(postgres, "ip_deferred")).hasSize(40).allSatisfy((id, n) -> assertThat(n).isOne());
+    }
+  }
+
+  /**
+   * A statement_timeout ends the INSERT: the rows are copied, the COPY times out as well, and the error no row
+   * causes fails the whole batch at once (write throws it for a retry policy), nothing of it written.
+   */
+  @Test
+  void statementTimeoutEndsTheInsert_theCopyTimesOutToo_writeThrowsIt_nothingWritten() throws Exception {
+    CopyDatabase.table(postgres, "ip_timeout", "");
+    CopyDatabase.exec(postgres, "CREATE OR REPLACE FUNCTION ip_slow_row() RETURNS trigger LANGUAGE plpgsql AS $$"
+            + " BEGIN IF NEW.payload = 'slow' THEN PERFORM pg_sleep(30); END IF; RETURN NEW; END $$",
+        "CREATE TRIGGER ip_slow_row BEFORE INSERT ON ip_timeout FOR EACH ROW EXECUTE FUNCTION ip_slow_row()");
+    try (HikariDataSource pool = CopyDatabase.pool(postgres.getPort(), "ip-timeout", 1,
+        "SET statement_timeout = '300ms'")) {
+      long before = CopyDatabase.copies(postgres);
+      List<Row> items = LongStream.range(0, 10).mapToObj(id -> new Row(id, id == 4 ? "slow" : "p" + id, null))
+          .toList();
+      RecordingBatch<Row, Integer> batch = RecordingBatch.of(items);
+      PgCopySink<Row> sink = PgCopySink.<Row>into(pool, "ip_timeout").column("id", Row::id)
+          .column("payload", Row::a).build();
+
+      assertThatThrownBy(() -> sink.write(batch)).isInstanceOf(java.sql.SQLException.class)
+          .satisfies(e -> assertThat(((java.sql.SQLException) e).getSQLState()).isEqualTo("57014"));
+      assertThat(batch.completed()).isEmpty();
+      assertThat(batch.failed()).isEmpty();
+      assertThat(CopyDatabase.counts(postgres, "ip_timeout")).isEmpty();
+      assertThat(CopyDatabase.copies(postgres) - before).as("the INSERT, then the COPY").isEqualTo(2);
     }
   }
 }
