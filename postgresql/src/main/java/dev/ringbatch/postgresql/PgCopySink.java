@@ -27,9 +27,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Each batch is one transaction per attempt on a connection borrowed from the {@link DataSource}: the
  * {@code COPY}, then the {@code COMMIT}. A batch of up to 64 rows (outside idempotent mode) is sent as one
  * multi-row {@code INSERT} instead, two round trips fewer than a {@code COPY} in a transaction, with the same text
- * for every value (not for a table with an interval column with fields, {@code interval day}, whose values an
- * {@code INSERT} would read otherwise: always copied); if the server refuses it, its rows are copied. So a table's rules ({@code CREATE RULE}), which
- * {@code COPY} ignores, apply to small batches only: use triggers. Each item's result is 1 when the server counted
+ * for every value; if the server refuses it, its rows are copied. So a table's rules ({@code CREATE RULE}), which
+ * {@code COPY} ignores, apply to small batches only: use triggers. A view, a table with row-level security (which
+ * {@code COPY} cannot write) and a table with an interval column with fields ({@code interval day}, whose values
+ * an {@code INSERT} would read otherwise) are always copied. Each item's result is 1 when the server counted
  * one row per item, else {@link Statement#SUCCESS_NO_INFO} (a {@code BEFORE} trigger skipped rows).
  *
  * <h2>Failures</h2>

@@ -202,4 +202,39 @@ class PgCopyInsertPathIT {
       assertThat(CopyDatabase.copies(postgres) - before).as("the INSERT, then the COPY").isEqualTo(2);
     }
   }
+
+  /**
+   * A view, and a table whose row-level security applies to the role: COPY writes neither ("cannot copy to view",
+   * "COPY FROM not supported with row-level security"), an INSERT does. A small clean batch was written by its
+   * INSERT; one row refused by the view's table or the policy sent the batch to a COPY, which failed it whole with
+   * COPY's error: the good rows failed with an error not theirs, the refused row without its own, and whether an
+   * item was written depended on how many rows shared its batch. Every batch must fare alike.
+   */
+  @Test
+  void viewOrRowSecurityTable_aSmallBatchFaresAsALargeOne_refusedWholeWithCopysError() throws Exception {
+    CopyDatabase.exec(postgres, "DROP VIEW IF EXISTS ip_view", "DROP TABLE IF EXISTS ip_view_base, ip_rls",
+        "DROP ROLE IF EXISTS ip_app", "CREATE ROLE ip_app LOGIN",
+        "CREATE TABLE ip_view_base (id bigint, a text CHECK (a <> 'bad'), b text)",
+        "CREATE VIEW ip_view AS SELECT * FROM ip_view_base",
+        "CREATE TABLE ip_rls (id bigint, a text, b text)", "ALTER TABLE ip_rls ENABLE ROW LEVEL SECURITY",
+        "CREATE POLICY ip_rls_check ON ip_rls USING (true) WITH CHECK (a <> 'bad')",
+        "GRANT ALL ON ip_view, ip_view_base, ip_rls TO ip_app");
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl("jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres?user=ip_app");
+    config.setMaximumPoolSize(1);
+    try (HikariDataSource pool = new HikariDataSource(config)) {
+      for (String[] target : new String[][] {{"ip_view", "42809"}, {"ip_rls", "0A000"}}) {
+        PgCopySink<Row> sink = sink(pool, target[0]);
+        for (int n : new int[] {10, ValuesInsert.MAX_ROWS + 1}) {
+          RecordingBatch<Row, Integer> batch = RecordingBatch.of(rows(0, n, "good", "x"));
+          assertThatThrownBy(() -> sink.write(batch)).as("%s, %s rows", target[0], n)
+              .isInstanceOf(java.sql.SQLException.class)
+              .satisfies(e -> assertThat(((java.sql.SQLException) e).getSQLState()).isEqualTo(target[1]));
+          assertThat(batch.completed()).isEmpty();
+        }
+      }
+      assertThat(CopyDatabase.counts(postgres, "ip_view_base")).isEmpty();
+      assertThat(CopyDatabase.counts(postgres, "ip_rls")).isEmpty();
+    }
+  }
 }
