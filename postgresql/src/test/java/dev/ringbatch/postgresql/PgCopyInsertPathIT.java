@@ -237,4 +237,86 @@ class PgCopyInsertPathIT {
       assertThat(CopyDatabase.counts(postgres, "ip_rls")).isEmpty();
     }
   }
+
+  /** What the table holds for {@code id} (column a as text), or the SQLState the item failed with. */
+  private static String outcome(RecordingBatch<Row, Integer> batch, int index, Map<Long, String> stored, long id) {
+    Throwable failure = batch.failed().get(index);
+    if (failure != null) {
+      return "failed " + (failure instanceof java.sql.SQLException e ? e.getSQLState() : failure.getClass().getName());
+    }
+    return "stored " + stored.get(id);
+  }
+
+  /**
+   * Types whose input depends on the column's type modifier, or which check, round, pad, truncate or normalise
+   * what they read: each text stored, or refused, by a small batch's INSERT exactly as by a large batch's COPY.
+   */
+  @Test
+  void typesThatRoundPadOrRefuse_smallBatchStoresOrRefusesEachTextAsALargeOne() throws Exception {
+    CopyDatabase.exec(postgres, "DROP TYPE IF EXISTS ip_mood CASCADE", "CREATE TYPE ip_mood AS ENUM ('sad', 'ok')",
+        "DROP DOMAIN IF EXISTS ip_positive CASCADE", "CREATE DOMAIN ip_positive AS int CHECK (VALUE > 0)");
+    Map<String, List<String>> cases = new java.util.LinkedHashMap<>();
+    cases.put("varchar(3)", List.of("ab ", "abc   ", "abcd", "\\x"));
+    cases.put("char(3)", List.of("a", "abc  ", "abcd"));
+    cases.put("numeric(4,1)", List.of("1.25", "1.35", "999.95", "NaN", "Infinity", "1e2"));
+    cases.put("timestamp(0)", List.of("2026-01-01 10:00:00.5", "2026-01-01 10:00:01.5+05", "epoch"));
+    cases.put("timestamptz(1)", List.of("2026-01-01 10:00:00.25+02", "2026-01-01 10:00:00.35 Europe/Paris"));
+    cases.put("time(0)", List.of("23:59:59.6", "10:00:00.5"));
+    cases.put("timetz(0)", List.of("10:00:00.5+01"));
+    cases.put("interval(0)", List.of("1.5", "1 day 00:00:00.7", "1"));
+    cases.put("interval day to second(0)", List.of("3", "1:30", "1 2:3:4.6"));
+    cases.put("bit(3)", List.of("101", "10", "1011"));
+    cases.put("varbit(3)", List.of("1010", "10"));
+    cases.put("varchar(3)[]", List.of("{\"ab \",abcd}", "{\"ab \"}"));
+    cases.put("numeric(3,1)[]", List.of("{1.25,99.99}", "{1.25,2.35}"));
+    cases.put("interval year[]", List.of("{3}"));
+    cases.put("float4", List.of("0.1", "3.4028235e38", "1e39", "1e-50"));
+    cases.put("\"char\"", List.of("ab", "é"));
+    cases.put("name", List.of("n".repeat(70)));
+    cases.put("json", List.of("{\"a\": 1, \"a\": 2}"));
+    cases.put("jsonb", List.of("{\"b\": 1, \"a\": 2, \"a\": 3}"));
+    cases.put("tsvector", List.of("b a a:3"));
+    cases.put("inet", List.of("10.1.2.3/8", "10.1.2.3/33"));
+    cases.put("ip_mood", List.of("ok", "OK"));
+    cases.put("ip_positive", List.of("5", "-1"));
+    cases.put("bool", List.of("yes", "of"));
+    cases.put("bytea", List.of("\\000a", "\\x0", "abc"));
+    cases.put("int4range", List.of("[1,3)", "(1,2)"));
+    Map<String, String> differ = new java.util.LinkedHashMap<>();
+    try (HikariDataSource pool = CopyDatabase.pool(postgres.getPort(), "ip-types", 1, "SET TimeZone = 'UTC'")) {
+      int t = 0;
+      for (Map.Entry<String, List<String>> c : cases.entrySet()) {
+        String table = "ip_type_" + t++;
+        CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS " + table,
+            "CREATE TABLE " + table + " (id bigint, a " + c.getKey() + ", b text)");
+        List<String> values = c.getValue();
+        List<Row> small = LongStream.range(0, values.size()).mapToObj(i -> new Row(i, values.get((int) i), null))
+            .toList();
+        List<Row> large = LongStream.range(1000, 1000 + ValuesInsert.MAX_ROWS + 1)
+            .mapToObj(i -> new Row(i, i - 1000 < values.size() ? values.get((int) (i - 1000)) : null, null)).toList();
+        RecordingBatch<Row, Integer> smallBatch = RecordingBatch.of(small);
+        RecordingBatch<Row, Integer> largeBatch = RecordingBatch.of(large);
+        PgCopySink<Row> sink = sink(pool, table);
+        sink.write(smallBatch);
+        sink.write(largeBatch);
+        Map<Long, String> stored = new HashMap<>();
+        try (Connection conn = postgres.getPostgresDatabase().getConnection(); Statement s = conn.createStatement()) {
+          s.execute("SET TimeZone = 'UTC'");
+          try (ResultSet rs = s.executeQuery("SELECT id, a::text FROM " + table)) {
+            while (rs.next()) {
+              stored.put(rs.getLong(1), rs.getString(2));
+            }
+          }
+        }
+        for (int i = 0; i < values.size(); i++) {
+          String insert = outcome(smallBatch, i, stored, i);
+          String copy = outcome(largeBatch, i, stored, 1000 + i);
+          if (!insert.equals(copy)) {
+            differ.put(c.getKey() + " '" + values.get(i) + "'", "INSERT " + insert + ", COPY " + copy);
+          }
+        }
+      }
+    }
+    assertThat(differ).as("texts a small batch stores otherwise than a large one").isEmpty();
+  }
 }
