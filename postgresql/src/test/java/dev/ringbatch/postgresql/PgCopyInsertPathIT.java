@@ -53,11 +53,18 @@ class PgCopyInsertPathIT {
 
   /** Each id's columns a and b as text. */
   private static Map<Long, String> stored(String table) throws Exception {
+    return stored(table, "a::text || ' | ' || b::text");
+  }
+
+  /** Each id's {@code expression}, read in a session at UTC. */
+  private static Map<Long, String> stored(String table, String expression) throws Exception {
     Map<Long, String> stored = new HashMap<>();
-    try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement();
-         ResultSet rs = s.executeQuery("SELECT id, a::text || ' | ' || b::text FROM " + table)) {
-      while (rs.next()) {
-        stored.put(rs.getLong(1), rs.getString(2));
+    try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
+      s.execute("SET TimeZone = 'UTC'");
+      try (ResultSet rs = s.executeQuery("SELECT id, " + expression + " FROM " + table)) {
+        while (rs.next()) {
+          stored.put(rs.getLong(1), rs.getString(2));
+        }
       }
     }
     return stored;
@@ -143,14 +150,7 @@ class PgCopyInsertPathIT {
 
       assertThat(batch.failed()).containsOnlyKeys(0, 5, 6);
       assertThat(batch.completed()).hasSize(9).allSatisfy((i, result) -> assertThat(result).isOne());
-      Map<Long, String> stored = new HashMap<>();
-      try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement();
-           ResultSet rs = s.executeQuery("SELECT id, payload FROM ip_subset")) {
-        while (rs.next()) {
-          stored.put(rs.getLong(1), rs.getString(2));
-        }
-      }
-      assertThat(stored).hasSize(9).allSatisfy((id, payload) -> assertThat(payload).isEqualTo("p" + id));
+      assertThat(stored("ip_subset", "payload")).hasSize(9).allSatisfy((id, payload) -> assertThat(payload).isEqualTo("p" + id));
       assertThat(CopyDatabase.copies(postgres) - before).as("one INSERT").isOne();
     }
   }
@@ -299,15 +299,7 @@ class PgCopyInsertPathIT {
         PgCopySink<Row> sink = sink(pool, table);
         sink.write(smallBatch);
         sink.write(largeBatch);
-        Map<Long, String> stored = new HashMap<>();
-        try (Connection conn = postgres.getPostgresDatabase().getConnection(); Statement s = conn.createStatement()) {
-          s.execute("SET TimeZone = 'UTC'");
-          try (ResultSet rs = s.executeQuery("SELECT id, a::text FROM " + table)) {
-            while (rs.next()) {
-              stored.put(rs.getLong(1), rs.getString(2));
-            }
-          }
-        }
+        Map<Long, String> stored = stored(table, "a::text");
         for (int i = 0; i < values.size(); i++) {
           String insert = outcome(smallBatch, i, stored, i);
           String copy = outcome(largeBatch, i, stored, 1000 + i);
