@@ -39,6 +39,11 @@ final class CopyStatements<T> {
    * value containing {@code ", line 2"} cannot be mistaken for the line number.
    */
   private final String linePrefix;
+  /**
+   * Whether a multi-row {@code INSERT} ({@link ValuesInsert}) writes the rows as this {@code COPY} would: known
+   * once {@link #targets} has read the catalog, false until then.
+   */
+  private boolean insertable;
 
   CopyStatements(String table, List<CopyColumn<T>> columns, List<String> keys) {
     this.table = table;
@@ -81,7 +86,7 @@ final class CopyStatements<T> {
    * without any privilege on the table) in the connection's transaction. A column the catalog does not list, or
    * a lookup the server refuses, is {@link PgValues.Target#UNKNOWN} for the sink's life (the COPY meets the same
    * problem and reports it); null only when the connection was lost, to be read again on the next batch. A failed
-   * read is rolled back, and a connection it finds lost discarded.
+   * read is rolled back, and a connection it finds lost discarded. Reads {@link #insertable} too.
    */
   PgValues.Target @Nullable [] targets(BatchConnection connection) {
     PgValues.Target[] targets = new PgValues.Target[columns.size()];
@@ -93,16 +98,27 @@ final class CopyStatements<T> {
         ps.setString(1, table);
         try (ResultSet rs = ps.executeQuery()) {
           connection.answered();
+          boolean insertable = true;
           while (rs.next()) {
             String name = rs.getString(1);
+            String type = rs.getString(2);
+            // An interval column with a type modifier (interval day, interval minute to second): COPY hands it to
+            // the input function, which reads '3' as 3 days by it; an INSERT's parameter is read without it, as
+            // 3 seconds, then cut to the fields: 0 days
+            insertable &= rs.getInt(4) == -1 || !type.equals("interval") && !type.equals("_interval");
+            // A view, or a table with row-level security: COPY cannot write it, an INSERT may. A refused row would
+            // send a small batch to a COPY that fails it whole with COPY's error, good rows and all, where a large
+            // batch fails alike from the start: copied too, every batch fares the same
+            insertable &= !rs.getBoolean(5);
             PgValues.Target target = "A".equals(rs.getString(3)) ? PgValues.Target.ARRAY
-                : PgValues.Target.of(rs.getString(2));
+                : PgValues.Target.of(type);
             for (int i = 0; i < targets.length; i++) {
               if (relationName(columns.get(i).name()).equals(name)) {
                 targets[i] = target;
               }
             }
           }
+          this.insertable = insertable;
         }
       }
       return targets;
@@ -115,14 +131,19 @@ final class CopyStatements<T> {
     }
   }
 
-  /** A table's columns with the name and category of each one's type, domains followed to their base type. */
-  private static final String TYPES_SQL = "WITH RECURSIVE c(name, typ) AS (SELECT a.attname::text, a.atttypid"
-      + " FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) ?::text::pg_catalog.regclass"
+  /**
+   * A table's columns with the name and category of each one's type (domains followed to their base type), its
+   * type modifier, and whether the relation is a view or has row-level security.
+   */
+  private static final String TYPES_SQL = "WITH RECURSIVE c(name, typ, mod, nocopy) AS (SELECT a.attname::text,"
+      + " a.atttypid, a.atttypmod, r.relkind OPERATOR(pg_catalog.=) 'v' OR r.relrowsecurity"
+      + " FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class r ON r.oid OPERATOR(pg_catalog.=) a.attrelid"
+      + " WHERE a.attrelid OPERATOR(pg_catalog.=) ?::text::pg_catalog.regclass"
       + " AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped"
-      + " UNION ALL SELECT c.name, t.typbasetype FROM c"
+      + " UNION ALL SELECT c.name, t.typbasetype, c.mod, c.nocopy FROM c"
       + " JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) c.typ"
       + " WHERE t.typtype OPERATOR(pg_catalog.=) 'd')"
-      + " SELECT c.name, t.typname::text, t.typcategory::text FROM c JOIN pg_catalog.pg_type t"
+      + " SELECT c.name, t.typname::text, t.typcategory::text, c.mod, c.nocopy FROM c JOIN pg_catalog.pg_type t"
       + " ON t.oid OPERATOR(pg_catalog.=) c.typ WHERE t.typtype OPERATOR(pg_catalog.<>) 'd'";
 
   /**
@@ -142,6 +163,14 @@ final class CopyStatements<T> {
 
   String table() {
     return table;
+  }
+
+  /**
+   * Whether a batch may be sent as one {@link ValuesInsert}: the catalog was read, the relation is neither a view
+   * nor a table with row-level security, and its types read every value as COPY does.
+   */
+  boolean insertable() {
+    return insertable;
   }
 
   List<CopyColumn<T>> columns() {

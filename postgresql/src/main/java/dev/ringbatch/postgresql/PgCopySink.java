@@ -28,7 +28,9 @@ import org.jspecify.annotations.Nullable;
  * {@code COPY}, then the {@code COMMIT}. A batch of up to 64 rows (outside idempotent mode) is sent as one
  * multi-row {@code INSERT} instead, two round trips fewer than a {@code COPY} in a transaction, with the same text
  * for every value; if the server refuses it, its rows are copied. So a table's rules ({@code CREATE RULE}), which
- * {@code COPY} ignores, apply to small batches only: use triggers. Each item's result is 1 when the server counted
+ * {@code COPY} ignores, apply to small batches only: use triggers. A view, a table with row-level security (which
+ * {@code COPY} cannot write) and a table with an interval column with fields ({@code interval day}, whose values
+ * an {@code INSERT} would read otherwise) are always copied. Each item's result is 1 when the server counted
  * one row per item, else {@link Statement#SUCCESS_NO_INFO} (a {@code BEFORE} trigger skipped rows).
  *
  * <h2>Failures</h2>
@@ -73,8 +75,11 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
   private final CopyRows<T> rows;
   /** Small batches as one {@code INSERT}; null in idempotent mode. */
   private final @Nullable ValuesInsert inserts;
-  /** Whether the server refused this batch's {@code INSERT}: its rows are copied from then on. */
-  private boolean insertRefused;
+  /**
+   * Whether this batch's rows are copied: the server refused its {@code INSERT}, or the table has a type an
+   * {@code INSERT} reads otherwise than {@code COPY}.
+   */
+  private boolean copyOnly;
   /** Whether rows of this batch may be in the table (committed, or told outcome unknown): it must not throw. */
   private boolean mayHaveWritten;
   private int deadOnBorrow;
@@ -191,11 +196,11 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
   public void write(Batch<T, Integer> batch) throws SQLException {
     mayHaveWritten = false;
     deadOnBorrow = 0;
-    insertRefused = false;
     try {
       if (targets == null) {
         targets = statements.targets(connection);
       }
+      copyOnly = !statements.insertable();
       int[] encoded = rows.begin(batch, targets);
       if (encoded.length > 0) {
         writeRows(encoded);
@@ -226,7 +231,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     }
     int @Nullable [] results;
     long count;
-    ValuesInsert insert = rows.insertable() && !insertRefused ? inserts : null;
+    ValuesInsert insert = rows.insertable() && !copyOnly ? inserts : null;
     try {
       results = statements.idempotent() ? new int[rows.size()] : null;
       count = insert != null ? insert.insert(c, connection, rows, attempt)
@@ -248,7 +253,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
         connection.discard(); // its transaction may still hold these rows: never copy them there again
       }
       if (insert != null) {
-        insertRefused = true; // the COPY's error names the row at fault, or the statement: it decides
+        copyOnly = true; // the COPY's error names the row at fault, or the statement: it decides
         return attempt;
       }
       return refused(attempt, e);

@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.List;
+import org.postgresql.PGStatement;
 
 /**
  * A small batch of a {@link PgCopySink} as one {@code INSERT INTO table (columns) VALUES (...), (...)}: in a
@@ -13,8 +14,11 @@ import java.util.List;
  * {@code CopyInResponse} before the data, two round trips an {@code INSERT} (its {@code BEGIN} sent with it) does
  * not pay; below a few dozen rows those round trips cost more than {@code COPY} saves per row. The values are the
  * text the {@code COPY} line holds, bound with no type of their own, so the server reads each with its column
- * type's input function, as {@code COPY} does: the same value either way. Used only while no row is refused: the
- * sink copies the rows of a refused {@code INSERT} again with {@code COPY}, whose error names the line at fault.
+ * type's input function, as {@code COPY} does: the same value either way. But without the column's type modifier,
+ * which {@code COPY} hands the input function too, and which changes how an interval is read ({@code interval day}
+ * reads '3' as 3 days, a parameter is 3 seconds cut to 0 days): a table with such a column is always copied
+ * ({@link CopyStatements#insertable}). Used only while no row is refused: the sink copies the rows of a refused
+ * {@code INSERT} again with {@code COPY}, whose error names the line at fault.
  */
 final class ValuesInsert {
   /** Batches of up to this many rows are inserted; larger ones copied. */
@@ -49,6 +53,10 @@ final class ValuesInsert {
   long insert(Connection c, BatchConnection connection, CopyRows<?> rows, int[] attempt) throws SQLException {
     PgSession.arrayNullsOn(c, false);
     try (PreparedStatement ps = c.prepareStatement(sql(attempt.length))) {
+      // Never a statement prepared on the server (pgjdbc's prepareThreshold): it keeps the parameter types the
+      // server inferred when it was prepared, and after an ALTER TABLE it would read a value as the column's old
+      // type and cast it (12345678901234567.89 read as a float8 into what is now a numeric column)
+      ps.unwrap(PGStatement.class).setPrepareThreshold(0);
       rows.bind(ps, attempt);
       long count = ps.executeLargeUpdate();
       connection.answered();

@@ -43,7 +43,11 @@ class ValueEdgeCasesIT {
   private static EmbeddedPostgres postgres;
   private static HikariDataSource pool;
 
-  enum Mode { COPY, COPY_IDEMPOTENT, ROWS, UNNEST }
+  /**
+   * COPY: the COPY sink with the test's few rows, which it sends as one INSERT ({@link ValuesInsert}); COPY_LARGE:
+   * the same rows padded past that size with rows of NULL, which it copies.
+   */
+  enum Mode { COPY, COPY_LARGE, COPY_IDEMPOTENT, ROWS, UNNEST }
 
   record Row(long id, Object value) {}
 
@@ -68,7 +72,8 @@ class ValueEdgeCasesIT {
   private static BatchSink<Row, Integer> sink(DataSource ds, Mode mode, String table, String pgType) {
     String unnest = "INSERT INTO " + table + " (id, v) SELECT * FROM unnest(?::bigint[], ?::" + pgType + "[])";
     return switch (mode) {
-      case COPY -> PgCopySink.<Row>into(ds, table).column("id", Row::id).column("v", ValueEdgeCasesIT::valueOf).build();
+      case COPY, COPY_LARGE -> PgCopySink.<Row>into(ds, table).column("id", Row::id)
+          .column("v", ValueEdgeCasesIT::valueOf).build();
       case COPY_IDEMPOTENT -> PgCopySink.<Row>into(ds, table).column("id", Row::id)
           .column("v", ValueEdgeCasesIT::valueOf).idempotentOn("id").build();
       case ROWS -> JdbcBatchSink.<Row>of(ds, "INSERT INTO " + table + " (id, v) VALUES (?, ?)", (ps, row) -> {
@@ -90,6 +95,9 @@ class ValueEdgeCasesIT {
     List<Row> rows = new ArrayList<>();
     for (int i = 0; i < values.size(); i++) {
       rows.add(new Row(i, values.get(i)));
+    }
+    for (int i = 0; mode == Mode.COPY_LARGE && i <= ValuesInsert.MAX_ROWS; i++) {
+      rows.add(new Row(1_000_000 + i, ValueCases.NullValue.NULL));
     }
     RecordingBatch<Row, Integer> batch = RecordingBatch.of(rows);
     BatchSink<Row, Integer> sink = sink(ds, mode, table, pgType);
@@ -265,7 +273,7 @@ class ValueEdgeCasesIT {
     config.setMaximumPoolSize(2);
     SoftAssertions soft = new SoftAssertions();
     try (HikariDataSource writer = new HikariDataSource(config)) {
-      for (Mode mode : new Mode[] {Mode.COPY}) {
+      for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_LARGE}) {
         Result r = write(writer, mode, "rv_insertonly", "text", "v::text",
             List.of(List.of("a", "b"), new int[] {1, 2}, "plain"));
         soft.assertThat(r.failed()).as(mode + ": List and int[] into text refused").containsKeys(0, 1);
@@ -392,7 +400,7 @@ class ValueEdgeCasesIT {
       soft.assertThat(f.stored().get(0L)).isEqualTo("5e-324");
       soft.assertThat(f.stored().get(1L)).isEqualTo("-0");
     }
-    for (Mode mode : new Mode[] {Mode.COPY, Mode.ROWS}) {
+    for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_LARGE, Mode.ROWS}) {
       Result a = write(pool, mode, "rv_arr", "text[]", "v::text", List.of(
           List.of(List.of("NULL", ""), List.of("\\", "\"")), List.of(List.of(), List.of()),
           List.of(List.of("a"), List.of()), List.of("ok")));
@@ -438,7 +446,7 @@ class ValueEdgeCasesIT {
   void domainOverArrayColumn_acceptsAList() throws Exception {
     CopyDatabase.exec(postgres, "DROP DOMAIN IF EXISTS rv_tags CASCADE", "CREATE DOMAIN rv_tags AS text[]");
     SoftAssertions soft = new SoftAssertions();
-    for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_IDEMPOTENT, Mode.ROWS}) {
+    for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_LARGE, Mode.COPY_IDEMPOTENT, Mode.ROWS}) {
       Result r = write(pool, mode, "rv_dom", "rv_tags", "v::text", List.of(List.of("a", "b")));
       assertWrittenAs(soft, r, 0, mode + " List into domain over text[]", "{a,b}");
     }
@@ -458,7 +466,7 @@ class ValueEdgeCasesIT {
     for (String setting : settings) {
       try (HikariDataSource ds = CopyDatabase.pool(postgres.getPort(), "ringbatch-review-s", 2, setting)) {
         for (ValueCases.Group group : ValueCases.groups()) {
-          for (Mode mode : new Mode[] {Mode.COPY, Mode.ROWS, Mode.UNNEST}) {
+          for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_LARGE, Mode.ROWS, Mode.UNNEST}) {
             List<Object> values = new ArrayList<>();
             for (ValueCases.Case c : group.cases()) {
               values.add(c.value());
@@ -478,7 +486,7 @@ class ValueEdgeCasesIT {
           }
         }
         // a null String in unnest mode and a null element of a List, in text
-        for (Mode mode : new Mode[] {Mode.COPY, Mode.ROWS, Mode.UNNEST}) {
+        for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_LARGE, Mode.ROWS, Mode.UNNEST}) {
           Result r = write(ds, mode, "rv_set_null", "text", "coalesce(v, '<SQL NULL>')",
               List.of(ValueCases.NullValue.NULL, "NULL"));
           assertWrittenAs(soft, r, 0, setting + " " + mode + " null String", "<SQL NULL>");
@@ -591,7 +599,7 @@ class ValueEdgeCasesIT {
   @Test
   void nestedEmptyArrays_refused() throws Exception {
     SoftAssertions soft = new SoftAssertions();
-    for (Mode mode : new Mode[] {Mode.COPY, Mode.ROWS}) {
+    for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_LARGE, Mode.ROWS}) {
       Result r = write(pool, mode, "rv_empty2d", "int[]", "coalesce(array_ndims(v)::text, 'no dims') || ' ' || v::text",
           List.of(List.of(List.of(), List.of()), new int[][] {{}}));
       soft.assertThat(r.failed().get(0)).as(mode + " [[],[]]: refused (no exact encoding)").isNotNull();
