@@ -34,7 +34,8 @@ final class ValuesInsert {
 
   ValuesInsert(String table, List<? extends CopyColumn<?>> columns) {
     String names = String.join(", ", columns.stream().map(CopyColumn::name).toList());
-    head = "INSERT INTO " + table + " (" + names + ") VALUES ";
+    // OVERRIDING SYSTEM VALUE: a GENERATED ALWAYS identity column stores the value given, as COPY stores it
+    head = "INSERT INTO " + table + " (" + names + ") OVERRIDING SYSTEM VALUE VALUES ";
     row = "(" + String.join(", ", java.util.Collections.nCopies(columns.size(), "?")) + ")";
     maxRows = Math.min(MAX_ROWS, MAX_PARAMETERS / columns.size());
     sql = new String[maxRows + 1];

@@ -156,6 +156,35 @@ class PgCopyInsertPathIT {
   }
 
   /**
+   * COPY stores the value it is given in a {@code GENERATED ALWAYS} identity column; an INSERT does so only with
+   * {@code OVERRIDING SYSTEM VALUE}, and without it is refused on every small batch (each then copied, after an
+   * error in the server's log). A rule, which only an INSERT runs, shows which statement wrote the rows.
+   */
+  @Test
+  void identityAlwaysColumn_smallBatch_oneInsertStoresTheIdsGiven_asALargeBatchsCopyDoes() throws Exception {
+    CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS ip_identity", "DROP TABLE IF EXISTS ip_identity_log",
+        "CREATE TABLE ip_identity (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, a text, b text)",
+        "CREATE TABLE ip_identity_log (id bigint)",
+        "CREATE RULE ip_identity_logged AS ON INSERT TO ip_identity DO ALSO INSERT INTO ip_identity_log VALUES (NEW.id)");
+    try (HikariDataSource pool = CopyDatabase.pool(postgres.getPort(), "ip-identity", 1)) {
+      RecordingBatch<Row, Integer> small = RecordingBatch.of(rows(100, 10, "x", "y"));
+      RecordingBatch<Row, Integer> large = RecordingBatch.of(rows(1_000, ValuesInsert.MAX_ROWS + 1, "x", "y"));
+      PgCopySink<Row> sink = sink(pool, "ip_identity");
+      sink.write(small);
+      sink.write(large);
+
+      assertThat(small.failed()).isEmpty();
+      assertThat(small.completed()).hasSize(10).allSatisfy((i, result) -> assertThat(result).isOne());
+      assertThat(large.failed()).isEmpty();
+      assertThat(stored("ip_identity").keySet()).hasSize(10 + ValuesInsert.MAX_ROWS + 1)
+          .containsAll(LongStream.range(100, 110).boxed().toList())
+          .containsAll(LongStream.range(1_000, 1_000 + ValuesInsert.MAX_ROWS + 1).boxed().toList());
+      assertThat(stored("ip_identity_log", "id").keySet()).as("written by one INSERT, not copied after a refusal")
+          .containsExactlyInAnyOrderElementsOf(LongStream.range(100, 110).boxed().toList());
+    }
+  }
+
+  /**
    * A deferred unique constraint refuses the COMMIT of a clean INSERT, naming no row: the rows are halved, each
    * half inserted on its own, until the duplicate fails alone; every other row is written once and told 1.
    */
