@@ -25,7 +25,7 @@ import org.jspecify.annotations.Nullable;
  * gives every item its own outcome: what a bulk loader does not. Build it with {@link #into}.
  *
  * <p>Each batch is one transaction per attempt on a connection borrowed from the {@link DataSource}: the
- * {@code COPY}, then the {@code COMMIT}. A batch of up to 64 rows (outside idempotent mode) is sent as one
+ * {@code COPY}, then the {@code COMMIT}. A batch of up to 32 rows (outside idempotent mode) is sent as one
  * multi-row {@code INSERT} instead, two round trips fewer than a {@code COPY} in a transaction, with the same text
  * for every value; if the server refuses it, its rows are copied. So a table's rules ({@code CREATE RULE}), which
  * {@code COPY} ignores, apply to small batches only: use triggers. A view, a table with row-level security (which

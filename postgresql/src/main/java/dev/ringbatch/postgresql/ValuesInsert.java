@@ -12,7 +12,8 @@ import org.postgresql.PGStatement;
  * A small batch of a {@link PgCopySink} as one {@code INSERT INTO table (columns) VALUES (...), (...)}: in a
  * transaction, pgjdbc sends a {@code COPY} only after a {@code BEGIN} of its own and waits for the server's
  * {@code CopyInResponse} before the data, two round trips an {@code INSERT} (its {@code BEGIN} sent with it) does
- * not pay; below a few dozen rows those round trips cost more than {@code COPY} saves per row. The values are the
+ * not pay. Not prepared on the server (see {@link #insert}), it is parsed for each batch, at a cost that grows
+ * with its rows: up to 32 rows it is the cheaper (measured with the JDBC demo, docs/results/issue35-values-insert.txt). The values are the
  * text the {@code COPY} line holds, bound with no type of their own, so the server reads each with its column
  * type's input function, as {@code COPY} does: the same value either way. But without the column's type modifier,
  * which {@code COPY} hands the input function too, and which changes how an interval is read ({@code interval day}
@@ -22,7 +23,7 @@ import org.postgresql.PGStatement;
  */
 final class ValuesInsert {
   /** Batches of up to this many rows are inserted; larger ones copied. */
-  static final int MAX_ROWS = 64;
+  static final int MAX_ROWS = 32;
   /** PostgreSQL takes at most 65,535 parameters a statement. */
   private static final int MAX_PARAMETERS = 65_535;
 

@@ -63,9 +63,9 @@ class PgCopyLostReplyIT {
     return (idempotent ? b.idempotentOn("id") : b).build();
   }
 
-  /** 40 rows go as one INSERT, 500 as a COPY: the reply lost is the INSERT's, or the COPY's before its COMMIT. */
+  /** 24 rows go as one INSERT, 500 as a COPY: the reply lost is the INSERT's, or the COPY's before its COMMIT. */
   @ParameterizedTest
-  @ValueSource(ints = {40, 500})
+  @ValueSource(ints = {24, 500})
   void replyLostBeforeTheCommit_nothingWritten_batchFailsWhole_aRetryWritesItOnce(int rows) throws Exception {
     CopyDatabase.table(postgres, "lost_mid_copy", ", PRIMARY KEY (id)");
     try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), "LOSE-HERE", () -> false);
@@ -89,9 +89,9 @@ class PgCopyLostReplyIT {
     }
   }
 
-  /** 40 rows go as one INSERT, 300 as a COPY: the COMMIT after either. */
+  /** 24 rows go as one INSERT, 300 as a COPY: the COMMIT after either. */
   @ParameterizedTest
-  @ValueSource(ints = {40, 300})
+  @ValueSource(ints = {24, 300})
   void commitReplyLost_everyRowToldOutcomeUnknown_notSafeToRetry_rowsThereOnce(int rows) throws Exception {
     CopyDatabase.table(postgres, "lost_commit", "");
     try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), COMMIT, () -> false);
