@@ -1,5 +1,6 @@
 package dev.ringbatch.examples;
 
+import com.lmax.disruptor.util.Util;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.ringbatch.Adaptive;
 import dev.ringbatch.Batcher;
@@ -127,7 +128,7 @@ final class JdbcDemo {
       LongAdder sinkNanos = new LongAdder();
       List<AutoCloseable> sinks = new ArrayList<>();
       // Room for every caller, as the queue batcher's queue has (max(cap, callers)): a ring is a power of two
-      int ringSize = Math.max(BATCH_CAP, Integer.highestOneBit(Math.max(1, callers - 1)) << 1);
+      int ringSize = Util.ceilingNextPowerOfTwo(Math.max(BATCH_CAP, callers));
       BatcherConfig.Builder builder = BatcherConfig.builder().ringSize(ringSize).maxBatchSize(BATCH_CAP)
           .maxInFlightBatches(connections);
       if (adaptive != null) {

@@ -95,7 +95,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     this.connection = new BatchConnection(dataSource, statements.insertSql(), false, 0);
     this.inserts = statements.idempotent() ? null : new ValuesInsert(statements.table(), statements.columns());
     this.rows = new CopyRows<>(statements.columns(), statements.keyFlags(), statements.idempotent(),
-        inserts == null ? 0 : inserts.maxRows());
+        inserts == null ? 0 : ValuesInsert.MAX_ROWS);
   }
 
   /**

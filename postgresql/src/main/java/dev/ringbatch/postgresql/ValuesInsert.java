@@ -22,14 +22,14 @@ import org.postgresql.PGStatement;
  * {@code INSERT} again with {@code COPY}, whose error names the line at fault.
  */
 final class ValuesInsert {
-  /** Batches of up to this many rows are inserted; larger ones copied. */
+  /**
+   * Batches of up to this many rows are inserted; larger ones copied. Within PostgreSQL's 65,535 parameters a
+   * statement for any table (at most 1,600 columns).
+   */
   static final int MAX_ROWS = 32;
-  /** PostgreSQL takes at most 65,535 parameters a statement. */
-  private static final int MAX_PARAMETERS = 65_535;
 
   private final String head;
   private final String row;
-  private final int maxRows;
   /** The statement for n rows, made on first use. */
   private final String[] sql;
 
@@ -38,13 +38,7 @@ final class ValuesInsert {
     // OVERRIDING SYSTEM VALUE: a GENERATED ALWAYS identity column stores the value given, as COPY stores it
     head = "INSERT INTO " + table + " (" + names + ") OVERRIDING SYSTEM VALUE VALUES ";
     row = "(" + String.join(", ", java.util.Collections.nCopies(columns.size(), "?")) + ")";
-    maxRows = Math.min(MAX_ROWS, MAX_PARAMETERS / columns.size());
-    sql = new String[maxRows + 1];
-  }
-
-  /** The largest batch this inserts: {@link #MAX_ROWS}, fewer for a table of over 1,023 columns. */
-  int maxRows() {
-    return maxRows;
+    sql = new String[MAX_ROWS + 1];
   }
 
   /**
