@@ -19,6 +19,11 @@ final class Machine {
         System.getProperty("java.vm.name"), System.getProperty("java.runtime.version"));
   }
 
+  /** The java this report runs on (and so its JMH forks): what {@code -Dreport.java} names to run it again. */
+  static String java() {
+    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+
   /** The commit measured, read once: a report calls {@link #commit()} before it runs, and writes files after. */
   private static volatile String measured;
 
