@@ -70,8 +70,9 @@ final class ReportWriter {
         .append("**A note on stability.** Open-loop runs of ringbatch used to be bimodal from fork to fork on this ")
         .append("machine: a consumer that kept pace with the producer item by item polled the cursor and ")
         .append("availability flags in a tight loop and stole those cache lines on every item. Padded ring slots ")
-        .append("and a short local pause after a small run while producers are busy removed that mode; the ")
-        .append("\"iterations min–max\" column shows the spread that remains.\n\n")
+        .append("and a short local pause after a small run while producers are busy removed that mode on JDK 25 ")
+        .append("(JDK 17's `offer` still shows both modes from fork to fork); the \"iterations min–max\" column ")
+        .append("shows the spread that remains.\n\n")
         .append("**JDK 17 and promoted rings.** This run uses one JVM and young rings. The cells with a target ")
         .append("against the queue, on JDK 17 and 25, each also after a full GC has promoted the ring to the old ")
         .append("generation (JMH `-gc true`), are in [benchmarks-variants](benchmarks-variants.md).\n\n");
