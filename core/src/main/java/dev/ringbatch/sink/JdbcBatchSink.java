@@ -13,10 +13,7 @@ import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
-import java.util.function.Function;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
@@ -31,16 +28,14 @@ import org.jspecify.annotations.Nullable;
  *       its JDBC update count. Works with any driver. With PostgreSQL, add {@code reWriteBatchedInserts=true}
  *       to the JDBC URL so that pgjdbc sends multi-row {@code INSERT}s (results are then
  *       {@link Statement#SUCCESS_NO_INFO}).</li>
- *   <li>{@link #unnest arrays}: one statement per batch whose parameters are whole columns bound as SQL
- *       arrays, for example {@code INSERT INTO t (id, name) SELECT * FROM unnest(?::bigint[], ?::text[])} on
- *       PostgreSQL. It may return rows ({@code RETURNING}, or a bulk function {@code SELECT f(?::bigint[],
- *       ?::text[])}): they are read to the end. Each item's result is 1 when the statement reported one row per
- *       item, else {@link Statement#SUCCESS_NO_INFO}.</li>
+ *   <li>{@link #ofArrays arrays}: one statement per batch whose parameters are whole columns bound as SQL
+ *       arrays by an {@link ArrayBinder}; ringbatch-postgresql's {@code PgUnnest} binds them for
+ *       {@code INSERT INTO t (id, name) SELECT * FROM unnest(?::bigint[], ?::text[])}.</li>
  * </ul>
  *
  * <h2>Failures</h2>
  * <ul>
- *   <li>A binder or column function that throws anything fails that item alone, with what it threw.</li>
+ *   <li>A binder (or an array binder's {@code add}) that throws anything fails that item alone, with what it threw.</li>
  *   <li>A row the database refuses (a constraint, a bad value: an error one row can cause) fails alone with the
  *       database's error; the other rows are written in a new transaction. The culprit comes from the
  *       driver's {@link BatchUpdateException} when it names exactly one, otherwise from halving: about
@@ -63,7 +58,7 @@ import org.jspecify.annotations.Nullable;
  * row twice: an {@code INSERT ... ON CONFLICT (key) DO NOTHING} on a key every item carries, or an upsert. A
  * lost reply is then thrown for the whole batch (as long as nothing of it was committed) as an
  * {@link OutcomeUnknownException} that is {@linkplain OutcomeUnknownException#isSafeToRetry() safe to retry},
- * and a {@link dev.ringbatch.RetryPolicy} writes the batch again. An idempotent unnest statement runs in
+ * and a {@link dev.ringbatch.RetryPolicy} writes the batch again. An idempotent arrays statement runs in
  * autocommit, saving the {@code COMMIT} round trip.
  *
  * <h2>Connections</h2>
@@ -83,7 +78,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   private final DataSource dataSource;
   private final String sql;
   private final @Nullable StatementBinder<? super T> binder;
-  private final UnnestColumns<T> columns;
+  private final @Nullable ArrayBinder<T> arrays;
   private final boolean idempotent;
   private final Duration queryTimeout;
 
@@ -95,19 +90,19 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   private int deadOnBorrow;
 
   private JdbcBatchSink(DataSource dataSource, String sql, @Nullable StatementBinder<? super T> binder,
-      List<UnnestColumns.Column<T>> columns, boolean idempotent, Duration queryTimeout) {
+      @Nullable ArrayBinder<T> arrays, boolean idempotent, Duration queryTimeout) {
     this.dataSource = requireNonNull(dataSource, "dataSource");
     this.sql = requireNonNull(sql, "sql");
     Checks.requireArgument(!sql.isBlank(), "sql must not be blank but was '%s'", sql);
     this.binder = binder;
-    this.columns = new UnnestColumns<>(columns);
+    this.arrays = arrays;
     this.idempotent = idempotent;
     this.queryTimeout = queryTimeout;
     // One transaction per attempt, so that a connection lost before COMMIT certainly wrote nothing. Only an
-    // idempotent unnest statement runs in autocommit: one round trip, and a lost reply is safe to retry anyway.
+    // idempotent arrays statement runs in autocommit: one round trip, and a lost reply is safe to retry anyway.
     this.connection = new BatchConnection(dataSource, sql, binder == null && idempotent,
         (int) Math.min(Integer.MAX_VALUE, queryTimeout.toSeconds()));
-    this.batchRows = new StatementRows<>(binder, this.columns);
+    this.batchRows = new StatementRows<>(binder, arrays);
   }
 
   /**
@@ -116,7 +111,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
    * rows. Only for statements that cannot write a row twice, such as {@code ON CONFLICT (key) DO NOTHING}.
    */
   public JdbcBatchSink<T> idempotent() {
-    return new JdbcBatchSink<>(dataSource, sql, binder, columns.columns(), true, queryTimeout);
+    return new JdbcBatchSink<>(dataSource, sql, binder, arrays, true, queryTimeout);
   }
 
   /**
@@ -135,7 +130,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     Checks.requireArgument(!timeout.isNegative() && !timeout.isZero(),
         "queryTimeout must be positive but was %s", timeout);
     Duration seconds = timeout.getNano() == 0 ? timeout : Duration.ofSeconds(timeout.getSeconds() + 1);
-    return new JdbcBatchSink<>(dataSource, sql, binder, columns.columns(), idempotent, seconds);
+    return new JdbcBatchSink<>(dataSource, sql, binder, arrays, idempotent, seconds);
   }
 
   /**
@@ -149,56 +144,22 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
    */
   public static <T> JdbcBatchSink<T> of(DataSource dataSource, String sql, StatementBinder<? super T> binder) {
     requireNonNull(binder, "binder");
-    return new JdbcBatchSink<>(dataSource, sql, binder, List.of(), false, Duration.ZERO);
+    return new JdbcBatchSink<>(dataSource, sql, binder, null, false, Duration.ZERO);
   }
 
   /**
-   * Starts a sink that binds each batch as one array per column: {@code sql} has one array parameter per
-   * {@link ArrayBuilder#column column}, in order.
+   * Returns a sink that sends each batch as one statement whose parameters are whole columns, bound by
+   * {@code arrays} (ringbatch-postgresql's {@code PgUnnest} for PostgreSQL's {@code unnest}).
    *
+   * @param dataSource where connections come from (a pool is best: one is borrowed per batch)
+   * @param sql the statement, with one array parameter per column
+   * @param arrays binds the rows' columns and runs the statement
+   * @throws IllegalArgumentException if {@code sql} is blank
    * @throws NullPointerException if an argument is null
    */
-  public static <T> ArrayBuilder<T> unnest(DataSource dataSource, String sql) {
-    return new ArrayBuilder<>(dataSource, sql);
-  }
-
-  /** Builds an array-binding sink; see {@link JdbcBatchSink#unnest}. */
-  public static final class ArrayBuilder<T> {
-    private final DataSource dataSource;
-    private final String sql;
-    private final List<UnnestColumns.Column<T>> columns = new ArrayList<>();
-
-    private ArrayBuilder(DataSource dataSource, String sql) {
-      this.dataSource = requireNonNull(dataSource, "dataSource");
-      this.sql = requireNonNull(sql, "sql");
-    }
-
-    /**
-     * Adds the next array parameter. Each value is turned into its text by the contract of {@link PgValues} (the
-     * one {@code PgCopySink} uses; the table is in {@code docs/sinks.md}) and the column passed to
-     * {@link Connection#createArrayOf} as a {@code String[]}, which the server reads with {@code sqlType}'s input
-     * function. A value the contract refuses, or an array or {@code List} (unnest would flatten it into rows),
-     * fails its item alone with an error naming the parameter, the Java type and the reason.
-     *
-     * @param sqlType the element type for {@link Connection#createArrayOf}, e.g. {@code "bigint"}, {@code "text"}
-     * @param value extracts the column's value from an item (boxed; {@code null} for SQL NULL)
-     */
-    public ArrayBuilder<T> column(String sqlType, Function<? super T, ?> value) {
-      requireNonNull(sqlType, "sqlType");
-      requireNonNull(value, "value");
-      columns.add(new UnnestColumns.Column<>(sqlType, value));
-      return this;
-    }
-
-    /**
-     * Returns the sink.
-     *
-     * @throws IllegalStateException if no column was added
-     */
-    public JdbcBatchSink<T> build() {
-      Checks.requireState(!columns.isEmpty(), "an unnest sink needs at least one column");
-      return new JdbcBatchSink<>(dataSource, sql, null, columns, false, Duration.ZERO);
-    }
+  public static <T> JdbcBatchSink<T> ofArrays(DataSource dataSource, String sql, ArrayBinder<T> arrays) {
+    requireNonNull(arrays, "arrays");
+    return new JdbcBatchSink<>(dataSource, sql, null, arrays, false, Duration.ZERO);
   }
 
   /**
@@ -249,10 +210,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     }
     int[] counts;
     try {
-      if (binder == null) { // unnest: every null of a column is an array literal's NULL
-        PgSession.arrayNullsOn(c, connection.autoCommit());
-      }
-      counts = batchRows.execute(c, ps, rows);
+      counts = batchRows.execute(c, ps, rows, connection.autoCommit());
     } catch (Throwable e) {
       // Not only SQLException: with assertions on, pgjdbc's executeBatch on a terminated backend throws
       // AssertionError. Whatever the driver throws, a dead connection must be discarded.
@@ -427,7 +385,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
 
   @Override
   public String toString() {
-    return "JdbcBatchSink{" + (binder != null ? "rows" : "arrays") + (idempotent ? ", idempotent" : "")
+    return "JdbcBatchSink{" + (binder != null ? "rows" : "arrays " + arrays) + (idempotent ? ", idempotent" : "")
         + (queryTimeout.isZero() ? "" : ", queryTimeout=" + queryTimeout) + ", sql='" + sql + "'}";
   }
 }

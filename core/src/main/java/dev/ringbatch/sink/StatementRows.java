@@ -3,6 +3,7 @@ package dev.ringbatch.sink;
 import dev.ringbatch.Batch;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Arrays;
@@ -16,15 +17,15 @@ import org.jspecify.annotations.Nullable;
  */
 final class StatementRows<T> {
   private final @Nullable StatementBinder<? super T> binder;
-  private final UnnestColumns<T> columns;
+  private final @Nullable ArrayBinder<T> arrays;
   private @Nullable Batch<T, Integer> batch;
   private boolean[] settled = new boolean[0];
   private int[] sent = new int[0];
   private int sentCount;
 
-  StatementRows(@Nullable StatementBinder<? super T> binder, UnnestColumns<T> columns) {
+  StatementRows(@Nullable StatementBinder<? super T> binder, @Nullable ArrayBinder<T> arrays) {
     this.binder = binder;
-    this.columns = columns;
+    this.arrays = arrays;
   }
 
   /** Starts on {@code batch}: no row settled; returns every row's index. */
@@ -56,11 +57,13 @@ final class StatementRows<T> {
 
   /**
    * Binds the unsettled {@code rows} and runs the statement: a JDBC batch of one row per item with a binder, else
-   * one statement over column arrays. An item whose binder or column function throws fails alone.
+   * one statement over column arrays, whose results are read to their end: each row's result is then 1 when the
+   * statement reported exactly one row per item (an update count, or the rows of a {@code RETURNING}), else
+   * {@link Statement#SUCCESS_NO_INFO}. An item whose binder or array binder throws fails alone.
    *
    * @return the result of each row sent, in {@link #sentRows()} order
    */
-  int[] execute(Connection c, PreparedStatement ps, int[] rows) throws SQLException {
+  int[] execute(Connection c, PreparedStatement ps, int[] rows, boolean autoCommit) throws SQLException {
     Batch<T, Integer> b = current();
     sentCount = 0;
     if (binder != null) {
@@ -80,13 +83,13 @@ final class StatementRows<T> {
       }
       return sentCount == 0 ? new int[0] : ps.executeBatch();
     }
-    Object[][] values = columns.newValues(rows.length);
+    ArrayBinder.Rows<T> columns = requireArrays().rows(rows.length);
     for (int row : rows) {
       if (settled[row]) {
         continue;
       }
       try {
-        columns.extract(b.item(row), values, sentCount);
+        columns.add(b.item(row));
         sent[sentCount++] = row;
       } catch (Throwable e) { // user code: Errors and sneaky checked exceptions fail the item too
         fail(row, e);
@@ -95,8 +98,9 @@ final class StatementRows<T> {
     if (sentCount == 0) {
       return new int[0];
     }
+    columns.bind(c, ps, autoCommit);
     int[] counts = new int[sentCount];
-    Arrays.fill(counts, columns.execute(c, ps, values, sentCount));
+    Arrays.fill(counts, reported(ps, ps.execute()) == sentCount ? 1 : Statement.SUCCESS_NO_INFO);
     return counts;
   }
 
@@ -104,7 +108,7 @@ final class StatementRows<T> {
    * Runs the statement without the rows that failed together, to learn whether the statement itself is refused (a
    * missing table, a revoked privilege, a read-only database: every execution fails) or some row caused the error
    * (a row-level security policy, a trigger, a lock on one row's parent: an execution without it succeeds). In an
-   * unnest sink the statement runs with empty arrays; in a rows sink with the first row alone, then the last. Each
+   * arrays sink the statement runs with empty arrays; in a rows sink with the first row alone, then the last. Each
    * probe is rolled back (an empty one writes nothing even in autocommit). Called after the failed attempt was
    * rolled back.
    *
@@ -112,10 +116,41 @@ final class StatementRows<T> {
    */
   @Nullable Throwable probe(Connection c, PreparedStatement ps, int[] failed) throws SQLException {
     if (binder == null) {
-      return probeOnce(c, () -> columns.execute(c, ps, columns.newValues(0), 0));
+      return probeOnce(c, () -> {
+        requireArrays().rows(0).bind(c, ps, c.getAutoCommit());
+        reported(ps, ps.execute());
+      });
     }
     Throwable first = probeOnce(c, () -> bindOne(ps, failed[0]));
     return first == null ? null : probeOnce(c, () -> bindOne(ps, failed[failed.length - 1]));
+  }
+
+  /**
+   * Reads every result of an executed statement: update counts and result sets (read to their end, so that a
+   * statement returning rows is finished, never left half-read). Returns the count or row count of a statement with
+   * one result, or -1.
+   */
+  private static long reported(PreparedStatement ps, boolean isResultSet) throws SQLException {
+    long reported = -1;
+    int results = 0;
+    for (boolean resultSet = isResultSet; ; resultSet = ps.getMoreResults()) {
+      if (resultSet) {
+        long rows = 0;
+        try (ResultSet rs = ps.getResultSet()) {
+          while (rs.next()) {
+            rows++;
+          }
+        }
+        reported = rows;
+      } else {
+        long count = ps.getUpdateCount();
+        if (count == -1) {
+          return results == 1 ? reported : -1; // several results: which one counts the items is unknown
+        }
+        reported = count;
+      }
+      results++;
+    }
   }
 
   private interface Probe {
@@ -182,6 +217,10 @@ final class StatementRows<T> {
         fail(row, cause);
       }
     }
+  }
+
+  private ArrayBinder<T> requireArrays() {
+    return java.util.Objects.requireNonNull(arrays, "arrays");
   }
 
   private Batch<T, Integer> current() {

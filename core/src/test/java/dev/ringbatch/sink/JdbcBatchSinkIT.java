@@ -84,7 +84,7 @@ class JdbcBatchSinkIT {
   private JdbcBatchSink<Event> sink(Mode mode, String onConflict) {
     DataSource ds = dataSource(mode);
     if (mode == Mode.UNNEST) {
-      return JdbcBatchSink.<Event>unnest(ds,
+      return TextArrays.<Event>sink(ds,
               "INSERT INTO events (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])" + onConflict)
           .column("bigint", Event::id)
           .column("text", Event::payload)

@@ -178,7 +178,7 @@ class JdbcChaosIT {
       String sql = shape.equals("function") ? "SELECT put_" + table + "(?::bigint[], ?::text[])"
           : "INSERT INTO " + table + " (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])" + onConflict
               + returning;
-      sink = JdbcBatchSink.<Event>unnest(pool, sql).column("bigint", Event::id).column("text", Event::payload)
+      sink = TextArrays.<Event>sink(pool, sql).column("bigint", Event::id).column("text", Event::payload)
           .build();
     }
     return idempotent ? sink.idempotent() : sink;

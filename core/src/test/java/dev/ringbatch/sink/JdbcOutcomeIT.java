@@ -173,7 +173,7 @@ class JdbcOutcomeIT {
   }
 
   private JdbcBatchSink<Event> unnest(ReplyDroppingProxy proxy, String table, String onConflict) {
-    return JdbcBatchSink.<Event>unnest(pool(proxy.port(), ""), "INSERT INTO " + table
+    return TextArrays.<Event>sink(pool(proxy.port(), ""), "INSERT INTO " + table
             + " (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])" + onConflict)
         .column("bigint", Event::id).column("text", Event::payload).build();
   }

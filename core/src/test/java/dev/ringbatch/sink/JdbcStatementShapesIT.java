@@ -220,7 +220,7 @@ class JdbcStatementShapesIT {
   }
 
   private static JdbcBatchSink<Event> unnest(javax.sql.DataSource ds, String sql) {
-    return JdbcBatchSink.<Event>unnest(ds, sql).column("bigint", Event::id).column("text", Event::payload).build();
+    return TextArrays.<Event>sink(ds, sql).column("bigint", Event::id).column("text", Event::payload).build();
   }
 
   private HikariDataSource pool(String extraUrl) {

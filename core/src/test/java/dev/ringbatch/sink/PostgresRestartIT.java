@@ -64,7 +64,7 @@ class PostgresRestartIT {
         .maxBackoff(Duration.ofMillis(500)).maxElapsed(Duration.ofSeconds(60)).build();
     long outageMillis;
     java.util.concurrent.atomic.AtomicInteger retries = new java.util.concurrent.atomic.AtomicInteger();
-    try (JdbcBatchSink<Event> sink = JdbcBatchSink.<Event>unnest(new UrlDataSource(url),
+    try (JdbcBatchSink<Event> sink = TextArrays.<Event>sink(new UrlDataSource(url),
             "INSERT INTO events (id) SELECT * FROM unnest(?::bigint[])").column("bigint", Event::id).build();
          Batcher<Event, Integer> batcher = Batcher.of("events",
              BatcherConfig.builder().retryPolicy(retry).submitTimeout(Duration.ofSeconds(60)).build(), sink)) {

@@ -37,7 +37,6 @@ class ReviewJdbcIT {
 
   record Event(long id, String payload) {}
 
-  record Flagged(long id, Object flag) {}
 
   @BeforeAll
   static void startPostgres() throws Exception {
@@ -58,7 +57,6 @@ class ReviewJdbcIT {
             + " EXECUTE format('INSERT INTO %I VALUES ($1.*)', 'routed_' || left(NEW.payload, 1)) USING NEW;"
             + " RETURN NULL; END $$",
         "CREATE TRIGGER route BEFORE INSERT ON routed FOR EACH ROW EXECUTE FUNCTION route()",
-        "CREATE TABLE flags (id BIGINT NOT NULL, t TEXT, j JSONB)",
         // A deferred constraint trigger: its work runs in COMMIT, not in the sink's statement.
         "CREATE TABLE deferred (id BIGINT NOT NULL, payload TEXT NOT NULL)",
         "CREATE FUNCTION slow_check() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(6);"
@@ -77,7 +75,7 @@ class ReviewJdbcIT {
 
   @BeforeEach
   void emptyTables() throws SQLException {
-    PostgresSql.exec(postgres, "TRUNCATE keyed, secured, routed, routed_a, flags, deferred, audit, children");
+    PostgresSql.exec(postgres, "TRUNCATE keyed, secured, routed, routed_a, deferred, audit, children");
   }
 
   @AfterEach
@@ -99,7 +97,7 @@ class ReviewJdbcIT {
   void idempotentUnnest_lostStatementRepliesOnFreshConnections_rowWritten_callerToldOutcomeUnknown() throws Exception {
     ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), "unnest(", () -> false);
     resources.add(proxy);
-    JdbcBatchSink<Event> sink = JdbcBatchSink.<Event>unnest(pool(proxy.port(), "&user=postgres", 2),
+    JdbcBatchSink<Event> sink = TextArrays.<Event>sink(pool(proxy.port(), "&user=postgres", 2),
             "INSERT INTO keyed (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[]) ON CONFLICT (id) DO NOTHING")
         .column("bigint", Event::id).column("text", Event::payload).build().idempotent();
     Batcher<Event, Integer> batcher = batcher(sink, RetryPolicy.none());
@@ -124,7 +122,7 @@ class ReviewJdbcIT {
     HikariDataSource pool = pool(proxy.port(), "&user=postgres", 2);
     JdbcBatchSink<Event> sink = mode.equals("rows")
         ? JdbcBatchSink.of(pool, "INSERT INTO keyed (id, payload) VALUES (?, ?)", ReviewJdbcIT::bind)
-        : JdbcBatchSink.<Event>unnest(pool, "INSERT INTO keyed (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])")
+        : TextArrays.<Event>sink(pool, "INSERT INTO keyed (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])")
             .column("bigint", Event::id).column("text", Event::payload).build();
     Batcher<Event, Integer> batcher = batcher(sink, RetryPolicy.none());
 
@@ -144,7 +142,7 @@ class ReviewJdbcIT {
    */
   @Test
   void idempotentUnnest_socketTimeoutShorterThanTheStatement_rowWritten_callerToldOutcomeUnknown() throws Exception {
-    JdbcBatchSink<Event> sink = JdbcBatchSink.<Event>unnest(
+    JdbcBatchSink<Event> sink = TextArrays.<Event>sink(
             pool(postgres.getPort(), "&user=postgres&socketTimeout=1", 2),
             "INSERT INTO keyed (id, payload) SELECT u.* FROM unnest(?::bigint[], ?::text[]) u, pg_sleep(1.5)"
                 + " ON CONFLICT (id) DO NOTHING")
@@ -175,7 +173,7 @@ class ReviewJdbcIT {
     HikariDataSource pool = pool(postgres.getPort(), "&user=writer", 2);
     JdbcBatchSink<Event> sink = mode.equals("rows")
         ? JdbcBatchSink.of(pool, "INSERT INTO secured (id, payload) VALUES (?, ?)", ReviewJdbcIT::bind)
-        : JdbcBatchSink.<Event>unnest(pool, "INSERT INTO secured SELECT * FROM unnest(?::bigint[], ?::text[])")
+        : TextArrays.<Event>sink(pool, "INSERT INTO secured SELECT * FROM unnest(?::bigint[], ?::text[])")
             .column("bigint", Event::id).column("text", Event::payload).build();
     RecordingBatch<Event, Integer> batch = RecordingBatch.of(new Event(1, "a1"), new Event(2, "a2"),
         new Event(3, "a3"), new Event(4, "bad"), new Event(5, "a5"), new Event(6, "a6"), new Event(7, "a7"),
@@ -200,7 +198,7 @@ class ReviewJdbcIT {
     HikariDataSource pool = pool(postgres.getPort(), "&user=postgres", 2);
     JdbcBatchSink<Event> sink = mode.equals("rows")
         ? JdbcBatchSink.of(pool, "INSERT INTO routed (id, payload) VALUES (?, ?)", ReviewJdbcIT::bind)
-        : JdbcBatchSink.<Event>unnest(pool, "INSERT INTO routed SELECT * FROM unnest(?::bigint[], ?::text[])")
+        : TextArrays.<Event>sink(pool, "INSERT INTO routed SELECT * FROM unnest(?::bigint[], ?::text[])")
             .column("bigint", Event::id).column("text", Event::payload).build();
     RecordingBatch<Event, Integer> batch = RecordingBatch.of(new Event(1, "a1"), new Event(2, "a2"),
         new Event(3, "z3"), new Event(4, "a4"));
@@ -227,7 +225,7 @@ class ReviewJdbcIT {
     HikariDataSource pool = pool(postgres.getPort(), "&user=postgres&options=-c%20lock_timeout%3D500", 2);
     JdbcBatchSink<Event> sink = mode.equals("rows")
         ? JdbcBatchSink.of(pool, "INSERT INTO children (id, parent_id) VALUES (?, ?::bigint)", ReviewJdbcIT::bind)
-        : JdbcBatchSink.<Event>unnest(pool, "INSERT INTO children SELECT * FROM unnest(?::bigint[], ?::bigint[])")
+        : TextArrays.<Event>sink(pool, "INSERT INTO children SELECT * FROM unnest(?::bigint[], ?::bigint[])")
             .column("bigint", Event::id).column("bigint", e -> Long.valueOf(e.payload())).build();
     RecordingBatch<Event, Integer> batch = RecordingBatch.of(new Event(1, "1"), new Event(2, "1"),
         new Event(3, "2"), new Event(4, "1"));
@@ -250,32 +248,6 @@ class ReviewJdbcIT {
     assertThat(count("children")).isEqualTo(3);
   }
 
-  // ---- 3. typed arrays change values
-
-  /**
-   * Before the change an unnest column was bound as Object[] (each value's toString: "true"). Now a column whose
-   * values are all Boolean is bound as Boolean[], which pgjdbc renders as '1'/'0' for any type but bool: a text
-   * column gets "1", a jsonb column gets the number 1. The same value is written differently depending on the
-   * other values of the batch.
-   */
-  @Test
-  void booleanValuesInATextOrJsonbColumn_areWrittenAsTrue_whateverTheRestOfTheBatch() throws Exception {
-    HikariDataSource pool = pool(postgres.getPort(), "&user=postgres", 2);
-    JdbcBatchSink<Flagged> sink = JdbcBatchSink.<Flagged>unnest(pool,
-            "INSERT INTO flags (id, t, j) SELECT * FROM unnest(?::bigint[], ?::text[], ?::jsonb[])")
-        .column("bigint", Flagged::id).column("text", Flagged::flag).column("jsonb", Flagged::flag).build();
-
-    RecordingBatch<Flagged, Integer> onlyBooleans = RecordingBatch.of(new Flagged(1, true), new Flagged(2, false));
-    sink.write(onlyBooleans);
-    RecordingBatch<Flagged, Integer> mixed = RecordingBatch.of(new Flagged(3, true), new Flagged(4, 7));
-    sink.write(mixed);
-    assertThat(onlyBooleans.failed()).isEmpty();
-    assertThat(mixed.failed()).isEmpty();
-
-    assertThat(text("SELECT string_agg(id || '=' || t || '/' || j::text, ', ' ORDER BY id) FROM flags"))
-        .isEqualTo("1=true/true, 2=false/false, 3=true/true, 4=7/7");
-  }
-
   // ---- 4. withQueryTimeout does not bound the COMMIT
 
   /**
@@ -287,7 +259,7 @@ class ReviewJdbcIT {
   void unnestResult_ofAStatementWithSeveralResults_isNoInfo_notTheLastCount() throws Exception {
     PostgresSql.exec(postgres, "INSERT INTO keyed VALUES (1, 'old'), (2, 'old')");
     HikariDataSource pool = pool(postgres.getPort(), "&user=postgres", 2);
-    JdbcBatchSink<Event> sink = JdbcBatchSink.<Event>unnest(pool,
+    JdbcBatchSink<Event> sink = TextArrays.<Event>sink(pool,
             "INSERT INTO keyed SELECT * FROM unnest(?::bigint[], ?::text[]) ON CONFLICT (id) DO NOTHING;"
                 + " INSERT INTO audit SELECT * FROM unnest(?::bigint[])")
         .column("bigint", Event::id).column("text", Event::payload).column("bigint", Event::id).build();

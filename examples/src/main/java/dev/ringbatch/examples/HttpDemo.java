@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
+import dev.ringbatch.postgresql.PgUnnest;
 import dev.ringbatch.sink.JdbcBatchSink;
 import java.io.IOException;
 import java.io.InputStream;
@@ -52,7 +53,7 @@ final class HttpDemo {
     ExecutorService handlers = Executors.newFixedThreadPool(callers * 2);
     try (DemoDatabase database = DemoDatabase.start(jdbcUrl, durability, out);
          HikariDataSource pool = database.pool("ringbatch-http", poolSize);
-         JdbcBatchSink<Event> sink = JdbcBatchSink.<Event>unnest(pool,
+         JdbcBatchSink<Event> sink = PgUnnest.<Event>sink(pool,
                  "INSERT INTO http_events (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])")
              .column("bigint", Event::id).column("text", Event::payload).build();
          Batcher<Event, Integer> batcher = Batcher.of("http-events", BatcherConfig.builder().ringSize(4096)

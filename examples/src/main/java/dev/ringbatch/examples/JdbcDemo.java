@@ -3,12 +3,13 @@ package dev.ringbatch.examples;
 import com.lmax.disruptor.util.Util;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.ringbatch.Adaptive;
+import dev.ringbatch.BatchSink;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
 import dev.ringbatch.BatcherStats;
-import dev.ringbatch.BatchSink;
 import dev.ringbatch.postgresql.OverlappingCopySink;
 import dev.ringbatch.postgresql.PgCopySink;
+import dev.ringbatch.postgresql.PgUnnest;
 import dev.ringbatch.sink.JdbcBatchSink;
 import dev.ringbatch.stats.StatsRecorder;
 import java.io.PrintStream;
@@ -324,7 +325,7 @@ final class JdbcDemo {
       // end::jdbc-rows[]
     }
     // tag::jdbc-unnest[]
-    return JdbcBatchSink.<Event>unnest(pool, "INSERT INTO demo_events (id, caller, payload)"
+    return PgUnnest.<Event>sink(pool, "INSERT INTO demo_events (id, caller, payload)"
             + " SELECT * FROM unnest(?::bigint[], ?::int[], ?::text[])")
         .column("bigint", Event::id)
         .column("int", Event::caller)

@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.ringbatch.Batch;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.postgresql.PgCopySink;
+import dev.ringbatch.postgresql.PgUnnest;
 import dev.ringbatch.sink.JdbcBatchSink;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.StringReader;
@@ -76,7 +77,7 @@ public class PgSinkBenchmark {
           .column("payload", Event::payload).build();
       case "copyIdempotent" -> PgCopySink.<Event>into(pool, "events").column("id", Event::id)
           .column("caller", Event::caller).column("payload", Event::payload).idempotentOn("id").build();
-      case "unnest" -> JdbcBatchSink.<Event>unnest(pool, "INSERT INTO events (id, caller, payload)"
+      case "unnest" -> PgUnnest.<Event>sink(pool, "INSERT INTO events (id, caller, payload)"
               + " SELECT * FROM unnest(?::bigint[], ?::int[], ?::text[])")
           .column("bigint", Event::id).column("int", Event::caller).column("text", Event::payload).build();
       case "rows" -> JdbcBatchSink.of(pool, "INSERT INTO events (id, caller, payload) VALUES (?, ?, ?)",

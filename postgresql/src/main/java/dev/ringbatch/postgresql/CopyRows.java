@@ -1,7 +1,6 @@
 package dev.ringbatch.postgresql;
 
 import dev.ringbatch.Batch;
-import dev.ringbatch.sink.PgValues;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;

@@ -2,8 +2,6 @@ package dev.ringbatch.postgresql;
 
 import dev.ringbatch.sink.BatchConnection;
 import dev.ringbatch.sink.JdbcFailures;
-import dev.ringbatch.sink.PgSession;
-import dev.ringbatch.sink.PgValues;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

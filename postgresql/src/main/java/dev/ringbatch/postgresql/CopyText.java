@@ -1,6 +1,5 @@
 package dev.ringbatch.postgresql;
 
-import dev.ringbatch.sink.PgValues;
 import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 

@@ -7,7 +7,6 @@ import dev.ringbatch.BatchSink;
 import dev.ringbatch.OutcomeUnknownException;
 import dev.ringbatch.sink.BatchConnection;
 import dev.ringbatch.sink.JdbcFailures;
-import dev.ringbatch.sink.PgValues;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
@@ -125,7 +124,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
 
     /**
      * Adds the next column. Its values are written in COPY's text format by the contract of
-     * {@link dev.ringbatch.sink.PgValues} (the table is in {@code docs/sinks.md}): a value with no exact encoding
+     * {@link PgValues} (the table is in {@code docs/sinks.md}): a value with no exact encoding
      * fails its item alone, with an error naming the column, its Java type and the reason; {@code null} is SQL NULL.
      *
      * @param name the column's name, as SQL would name it

@@ -1,7 +1,6 @@
 package dev.ringbatch.postgresql;
 
 import dev.ringbatch.sink.BatchConnection;
-import dev.ringbatch.sink.PgSession;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

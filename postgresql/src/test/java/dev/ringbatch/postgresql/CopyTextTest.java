@@ -20,7 +20,7 @@ import org.postgresql.util.ServerErrorMessage;
 class CopyTextTest {
   private static String encode(Object value) {
     CopyText text = new CopyText();
-    text.value("c", value instanceof String s ? s : dev.ringbatch.sink.PgValues.text("c", value));
+    text.value("c", value instanceof String s ? s : PgValues.text("c", value));
     return new String(text.bytes(), 0, text.length(), StandardCharsets.UTF_8);
   }
 

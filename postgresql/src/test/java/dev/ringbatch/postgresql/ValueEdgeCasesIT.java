@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.sink.JdbcBatchSink;
-import dev.ringbatch.sink.PgValues;
 import dev.ringbatch.sink.RecordingBatch;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.math.BigDecimal;
@@ -80,7 +79,7 @@ class ValueEdgeCasesIT {
         PgValues.set(ps, 1, "id", row.id());
         PgValues.set(ps, 2, "v", valueOf(row));
       });
-      case UNNEST -> JdbcBatchSink.<Row>unnest(ds, unnest).column("bigint", Row::id)
+      case UNNEST -> PgUnnest.<Row>sink(ds, unnest).column("bigint", Row::id)
           .column(pgType, ValueEdgeCasesIT::valueOf).build();
     };
   }

@@ -7,7 +7,6 @@ import dev.ringbatch.BatchSink;
 import dev.ringbatch.postgresql.ValueCases.Case;
 import dev.ringbatch.postgresql.ValueCases.Group;
 import dev.ringbatch.sink.JdbcBatchSink;
-import dev.ringbatch.sink.PgValues;
 import dev.ringbatch.sink.RecordingBatch;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.Connection;
@@ -94,9 +93,9 @@ class ValueRoundTripIT {
         PgValues.set(ps, 1, "id", row.id());
         PgValues.set(ps, 2, "v", valueOf(row));
       });
-      case UNNEST -> JdbcBatchSink.<Row>unnest(pool, unnest).column("bigint", Row::id)
+      case UNNEST -> PgUnnest.<Row>sink(pool, unnest).column("bigint", Row::id)
           .column(pgType, ValueRoundTripIT::valueOf).build();
-      case UNNEST_IDEMPOTENT -> JdbcBatchSink.<Row>unnest(pool, unnest + " ON CONFLICT (id) DO NOTHING")
+      case UNNEST_IDEMPOTENT -> PgUnnest.<Row>sink(pool, unnest + " ON CONFLICT (id) DO NOTHING")
           .column("bigint", Row::id).column(pgType, ValueRoundTripIT::valueOf).build().idempotent();
     };
   }

@@ -6,6 +6,7 @@ import dev.ringbatch.BatcherConfig;
 import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.micrometer.BatcherMetrics;
 import dev.ringbatch.postgresql.PgCopySink;
+import dev.ringbatch.postgresql.PgUnnest;
 import dev.ringbatch.sink.JdbcBatchSink;
 import dev.ringbatch.spring.boot.BatcherConfigCustomizer;
 import dev.ringbatch.spring.boot.BatcherFactory;
@@ -46,7 +47,7 @@ final class DocExamples {
 
   static JdbcBatchSink<Event> idempotent(DataSource pool) {
     // tag::idempotent[]
-    JdbcBatchSink<Event> sink = JdbcBatchSink.<Event>unnest(pool, "INSERT INTO events (id, payload)"
+    JdbcBatchSink<Event> sink = PgUnnest.<Event>sink(pool, "INSERT INTO events (id, payload)"
             + " SELECT * FROM unnest(?::bigint[], ?::text[]) ON CONFLICT (id) DO NOTHING")
         .column("bigint", Event::id)
         .column("text", Event::payload)

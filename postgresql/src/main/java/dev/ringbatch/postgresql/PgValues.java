@@ -1,4 +1,4 @@
-package dev.ringbatch.sink;
+package dev.ringbatch.postgresql;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -14,8 +14,8 @@ import org.jspecify.annotations.Nullable;
  * The one value-encoding contract of ringbatch's PostgreSQL sinks: each Java value becomes the text PostgreSQL's
  * input function of the column's type reads back as that same value, or is refused with an
  * {@link IllegalArgumentException} naming the column, the Java type and the reason (the item then fails alone,
- * before anything is sent). {@code PgCopySink} sends this text in COPY's text format, an unnest
- * {@link JdbcBatchSink} sends each column as an array of these texts, and a rows sink's binder can bind one value
+ * before anything is sent). {@code PgCopySink} sends this text in COPY's text format, the unnest sink
+ * ({@link PgUnnest}) sends each column as an array of these texts, and a rows sink's binder can bind one value
  * with {@link #set}: the same value is stored the same way whichever sink or mode. The table of types is in
  * {@code docs/sinks.md}. Never a {@code toString()} of a type PostgreSQL would read differently: a type not listed
  * is refused (an enum is sent by its {@code toString()}, its label).

@@ -1,9 +1,12 @@
-package dev.ringbatch.sink;
+package dev.ringbatch.postgresql;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.ringbatch.sink.JdbcBatchSink;
+import dev.ringbatch.sink.RecordingBatch;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -30,12 +33,15 @@ class JdbcUnnestTypesIT {
   private static EmbeddedPostgres postgres;
   private static HikariDataSource pool;
 
+  record Flagged(long id, Object flag) {}
+
   record Row(long id, UUID uuid, String json, OffsetDateTime at, BigDecimal amount, byte[] bytes, String text) {}
 
   @BeforeAll
   static void start() throws Exception {
     postgres = EmbeddedPostgres.builder().start();
-    PostgresSql.exec(postgres, "CREATE TABLE typed (id bigint PRIMARY KEY, u uuid, j jsonb, at timestamptz,"
+    CopyDatabase.exec(postgres, "CREATE TABLE flags (id BIGINT NOT NULL, t TEXT, j JSONB)");
+    CopyDatabase.exec(postgres, "CREATE TABLE typed (id bigint PRIMARY KEY, u uuid, j jsonb, at timestamptz,"
         + " amount numeric, b bytea, t text)");
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl("jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres?user=postgres");
@@ -51,7 +57,7 @@ class JdbcUnnestTypesIT {
 
   @Test
   void everyCommonType_andNulls_roundTrip_andATextWithNulFailsItsRowAlone() throws Exception {
-    JdbcBatchSink<Row> sink = JdbcBatchSink.<Row>unnest(pool, "INSERT INTO typed SELECT * FROM unnest(?::bigint[],"
+    JdbcBatchSink<Row> sink = PgUnnest.<Row>sink(pool, "INSERT INTO typed SELECT * FROM unnest(?::bigint[],"
             + " ?::uuid[], ?::jsonb[], ?::timestamptz[], ?::numeric[], ?::bytea[], ?::text[])")
         .column("bigint", Row::id).column("uuid", Row::uuid).column("jsonb", Row::json)
         .column("timestamptz", Row::at).column("numeric", Row::amount).column("bytea", Row::bytes)
@@ -91,6 +97,38 @@ class JdbcUnnestTypesIT {
       assertThat(rs.getBytes(6)).isEqualTo("é".getBytes(StandardCharsets.UTF_8));
       assertThat(rs.getString(7)).isEmpty();
       assertThat(rs.next()).isFalse();
+    }
+  }
+
+  @Test
+  void aSinkWithoutColumns_isRefusedWhenBuilt() {
+    assertThatThrownBy(() -> PgUnnest.<Row>sink(pool, "INSERT ...").build())
+        .isExactlyInstanceOf(IllegalStateException.class)
+        .hasMessage("an unnest sink needs at least one column");
+  }
+
+  /**
+   * A column's values are texts by the value contract whatever the other values of the batch: a Boolean is "true"
+   * in a text and a jsonb column alike (bound as a Boolean[], pgjdbc would render '1'/'0', and a batch of only
+   * Booleans would write them differently from a mixed one).
+   */
+  @Test
+  void booleanValuesInATextOrJsonbColumn_areWrittenAsTrue_whateverTheRestOfTheBatch() throws Exception {
+    JdbcBatchSink<Flagged> sink = PgUnnest.<Flagged>sink(pool,
+            "INSERT INTO flags (id, t, j) SELECT * FROM unnest(?::bigint[], ?::text[], ?::jsonb[])")
+        .column("bigint", Flagged::id).column("text", Flagged::flag).column("jsonb", Flagged::flag).build();
+
+    RecordingBatch<Flagged, Integer> onlyBooleans = RecordingBatch.of(new Flagged(1, true), new Flagged(2, false));
+    sink.write(onlyBooleans);
+    RecordingBatch<Flagged, Integer> mixed = RecordingBatch.of(new Flagged(3, true), new Flagged(4, 7));
+    sink.write(mixed);
+    assertThat(onlyBooleans.failed()).isEmpty();
+    assertThat(mixed.failed()).isEmpty();
+
+    try (Connection c = pool.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
+        "SELECT string_agg(id || '=' || t || '/' || j::text, ', ' ORDER BY id) FROM flags")) {
+      assertThat(rs.next()).isTrue();
+      assertThat(rs.getString(1)).isEqualTo("1=true/true, 2=false/false, 3=true/true, 4=7/7");
     }
   }
 }

@@ -1,4 +1,4 @@
-package dev.ringbatch.sink;
+package dev.ringbatch.postgresql;
 
 import java.time.Instant;
 import java.time.LocalDate;

@@ -1,4 +1,4 @@
-package dev.ringbatch.sink;
+package dev.ringbatch.postgresql;
 
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -16,7 +16,7 @@ import java.util.WeakHashMap;
  * connections pay no round trip after the first. A setting changed later by the application is not seen. Used by
  * the COPY and unnest sinks before each transaction, and by {@link PgValues#set} for an array that may hold a null.
  */
-public final class PgSession {
+final class PgSession {
   /** Physical connection: whether array_nulls must be turned on in each of its transactions. */
   private static final Map<Connection, Boolean> ARRAY_NULLS_OFF =
       Collections.synchronizedMap(new WeakHashMap<>());
@@ -28,7 +28,7 @@ public final class PgSession {
    * {@code NULL} as SQL NULL. Call before the first statement of each transaction; a connection to another
    * database than PostgreSQL is left alone.
    */
-  public static void arrayNullsOn(Connection c, boolean autoCommit) throws SQLException {
+  static void arrayNullsOn(Connection c, boolean autoCommit) throws SQLException {
     Connection physical = c.isWrapperFor(Connection.class) ? c.unwrap(Connection.class) : c;
     Boolean off = ARRAY_NULLS_OFF.get(physical);
     if (off == null) {
