@@ -35,36 +35,14 @@ public final class BatcherConfig {
 
   private static final BatcherConfig DEFAULTS = builder().build();
 
-  private final int ringSize;
+  /** A private copy of the builder that built this config, never handed out: its values, kept once. */
+  private final Builder values;
   private final BatchLimits limits;
-  private final OverflowPolicy overflowPolicy;
-  private final Duration submitTimeout;
-  private final WaitMode waitMode;
-  private final Duration closeTimeout;
-  private final int maxInFlightBatches;
-  private final RetryPolicy retryPolicy;
-  private final @Nullable ThreadFactory threadFactory;
-  private final Ticker ticker;
-  private final @Nullable OfferFailureHandler offerFailureHandler;
-  private final @Nullable Adaptive adaptive;
-  /** Whether maxBatchSize was set rather than defaulted: an adaptive config's default cap is the ring size. */
-  private final boolean maxBatchSizeSet;
 
   private BatcherConfig(Builder builder) {
-    this.ringSize = builder.ringSize;
-    this.maxBatchSizeSet = builder.maxBatchSizeSet;
-    this.adaptive = builder.adaptive;
-    int maxBatchSize = adaptive != null && !maxBatchSizeSet ? builder.ringSize : builder.maxBatchSize;
-    this.limits = BatchLimits.of(maxBatchSize, builder.maxBatchBytes, builder.linger);
-    this.overflowPolicy = builder.overflowPolicy;
-    this.submitTimeout = builder.submitTimeout;
-    this.waitMode = builder.waitMode;
-    this.closeTimeout = builder.closeTimeout;
-    this.maxInFlightBatches = builder.maxInFlightBatches;
-    this.retryPolicy = builder.retryPolicy;
-    this.threadFactory = builder.threadFactory;
-    this.ticker = builder.ticker;
-    this.offerFailureHandler = builder.offerFailureHandler;
+    this.values = builder.copy();
+    int maxBatchSize = values.adaptive != null && !values.maxBatchSizeSet ? values.ringSize : values.maxBatchSize;
+    this.limits = BatchLimits.of(maxBatchSize, values.maxBatchBytes, values.linger);
   }
 
   /** Returns a builder with every field at its default. */
@@ -75,7 +53,7 @@ public final class BatcherConfig {
   /** Returns a builder that starts from the values of {@code config}. */
   public static Builder from(BatcherConfig config) {
     requireNonNull(config, "config");
-    return new Builder(config);
+    return config.values.copy();
   }
 
   /** Returns the default configuration; see each getter for its default. */
@@ -85,7 +63,7 @@ public final class BatcherConfig {
 
   /** The number of slots in the ring: the most items accepted but not yet taken by the consumer. Default 1024. */
   public int ringSize() {
-    return ringSize;
+    return values.ringSize;
   }
 
   /**
@@ -98,7 +76,7 @@ public final class BatcherConfig {
 
   /** What producers do when the ring is full. Default {@link OverflowPolicy#BLOCK}. */
   public OverflowPolicy overflowPolicy() {
-    return overflowPolicy;
+    return values.overflowPolicy;
   }
 
   /**
@@ -107,17 +85,17 @@ public final class BatcherConfig {
    * rejections rather than as a hung service.
    */
   public Duration submitTimeout() {
-    return submitTimeout;
+    return values.submitTimeout;
   }
 
   /** How the consumer waits when the ring is empty. Default {@link WaitMode#BLOCKING}. */
   public WaitMode waitMode() {
-    return waitMode;
+    return values.waitMode;
   }
 
   /** How long {@link Batcher#close()} waits for the drain before it abandons what is left. Default 10 seconds. */
   public Duration closeTimeout() {
-    return closeTimeout;
+    return values.closeTimeout;
   }
 
   /**
@@ -125,12 +103,12 @@ public final class BatcherConfig {
    * Ignored by a synchronous {@link BatchSink}. Default 1.
    */
   public int maxInFlightBatches() {
-    return maxInFlightBatches;
+    return values.maxInFlightBatches;
   }
 
   /** When to retry a batch whose sink threw. Default {@link RetryPolicy#none()}. */
   public RetryPolicy retryPolicy() {
-    return retryPolicy;
+    return values.retryPolicy;
   }
 
   /**
@@ -138,35 +116,35 @@ public final class BatcherConfig {
    * {@code ringbatch-<name>}.
    */
   public @Nullable ThreadFactory threadFactory() {
-    return threadFactory;
+    return values.threadFactory;
   }
 
   /** The time source for linger deadlines and write timings. Default {@link Ticker#system()}. */
   public Ticker ticker() {
-    return ticker;
+    return values.ticker;
   }
 
   /** The limits' self-tuning mode, or {@code null} (the default): the limits stay as set. See {@link Adaptive}. */
   public @Nullable Adaptive adaptive() {
-    return adaptive;
+    return values.adaptive;
   }
 
   /** What is told of each fire-and-forget item the sink failed, or {@code null}: they are logged. */
   public @Nullable OfferFailureHandler offerFailureHandler() {
-    return offerFailureHandler;
+    return values.offerFailureHandler;
   }
 
   @Override
   public String toString() {
-    return "BatcherConfig{ringSize=" + ringSize
+    return "BatcherConfig{ringSize=" + values.ringSize
         + ", limits=" + limits
-        + ", overflowPolicy=" + overflowPolicy
-        + ", submitTimeout=" + (submitTimeout.equals(NO_TIMEOUT) ? "none" : submitTimeout)
-        + ", waitMode=" + waitMode
-        + ", closeTimeout=" + closeTimeout
-        + (maxInFlightBatches == 1 ? "" : ", maxInFlightBatches=" + maxInFlightBatches)
-        + (retryPolicy == RetryPolicy.none() ? "" : ", retryPolicy=" + retryPolicy)
-        + (adaptive == null ? "" : ", adaptive=" + adaptive)
+        + ", overflowPolicy=" + values.overflowPolicy
+        + ", submitTimeout=" + (values.submitTimeout.equals(NO_TIMEOUT) ? "none" : values.submitTimeout)
+        + ", waitMode=" + values.waitMode
+        + ", closeTimeout=" + values.closeTimeout
+        + (values.maxInFlightBatches == 1 ? "" : ", maxInFlightBatches=" + values.maxInFlightBatches)
+        + (values.retryPolicy == RetryPolicy.none() ? "" : ", retryPolicy=" + values.retryPolicy)
+        + (values.adaptive == null ? "" : ", adaptive=" + values.adaptive)
         + '}';
   }
 
@@ -174,7 +152,7 @@ public final class BatcherConfig {
    * Builds a {@link BatcherConfig}. Not thread-safe. Each setter may be called more than once; the last
    * value wins.
    */
-  public static final class Builder {
+  public static final class Builder implements Cloneable {
     private static final int MAX_RING_SIZE = 1 << 30;
 
     private int ringSize = 1024;
@@ -195,22 +173,13 @@ public final class BatcherConfig {
 
     private Builder() {}
 
-    private Builder(BatcherConfig config) {
-      this.ringSize = config.ringSize;
-      this.maxBatchSize = config.limits.maxBatchSize();
-      this.maxBatchBytes = config.limits.maxBatchBytes();
-      this.linger = config.limits.linger();
-      this.overflowPolicy = config.overflowPolicy;
-      this.submitTimeout = config.submitTimeout;
-      this.waitMode = config.waitMode;
-      this.closeTimeout = config.closeTimeout;
-      this.maxInFlightBatches = config.maxInFlightBatches;
-      this.retryPolicy = config.retryPolicy;
-      this.threadFactory = config.threadFactory;
-      this.ticker = config.ticker;
-      this.offerFailureHandler = config.offerFailureHandler;
-      this.adaptive = config.adaptive;
-      this.maxBatchSizeSet = config.maxBatchSizeSet;
+    /** A copy of every value (all immutable, or shared as given). */
+    private Builder copy() {
+      try {
+        return (Builder) super.clone();
+      } catch (CloneNotSupportedException e) {
+        throw new AssertionError(e);
+      }
     }
 
     /**

@@ -71,18 +71,12 @@ public final class BatcherStats {
 
   /** Items refused for {@code reason}. */
   public long rejected(RejectionReason reason) {
-    switch (reason) {
-      case FULL:
-        return rejectedFull;
-      case TIMEOUT:
-        return rejectedTimeout;
-      case INTERRUPTED:
-        return rejectedInterrupted;
-      case CLOSED:
-        return rejectedClosed;
-      default:
-        throw new IllegalArgumentException("unknown reason " + reason);
-    }
+    return switch (reason) {
+      case FULL -> rejectedFull;
+      case TIMEOUT -> rejectedTimeout;
+      case INTERRUPTED -> rejectedInterrupted;
+      case CLOSED -> rejectedClosed;
+    };
   }
 
   /** Items the sink wrote successfully. */

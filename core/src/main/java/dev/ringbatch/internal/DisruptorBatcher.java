@@ -100,20 +100,17 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     HandOver handOver = HandOver.notStarted();
     BatchCompleter completer = new BatchCompleter(name, counters, recorders, config.offerFailureHandler(), lostLog);
     BatchLimits limits = config.limits();
+    Adaptive adaptive = config.adaptive();
+    AdaptiveLimits controller = adaptive == null ? null : new AdaptiveLimits(adaptive, limits, asyncSink != null);
+    if (controller != null) {
+      stampsForAdaptive = controller.needsStamps();
+      gate.stampItems(stampsForAdaptive);
+    }
     BatchWriter<T, R> writer = asyncSink == null
         ? new SyncBatchWriter<>(name, ringSize, requireNonNull(sink, "sink"), config.retryPolicy(), ticker,
             handOver, completer, flushWaiters, selfClock, spinHint)
         : new AsyncBatchWriter<>(name, ringSize, asyncSink, config.maxInFlightBatches(), initialBatchCapacity(config),
-            ticker, handOver, completer, flushWaiters, waitStrategy::wake, spinHint);
-    Adaptive adaptive = config.adaptive();
-    AdaptiveLimits controller = adaptive == null ? null : new AdaptiveLimits(adaptive, limits, asyncSink != null);
-    if (controller != null) {
-      if (writer instanceof AsyncBatchWriter<T, R> async) {
-        async.observe(controller);
-      }
-      stampsForAdaptive = controller.needsStamps();
-      gate.stampItems(stampsForAdaptive);
-    }
+            ticker, handOver, completer, flushWaiters, waitStrategy::wake, spinHint, controller);
     this.inForce = new ConsumerLimits(limits, controller);
     Holdings<T, R> holdings = new Holdings<>(name, ring, consumed, writer, completer);
     this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
@@ -124,7 +121,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     consumers.add(thread);
     // The consumer first (a factory that numbers its threads gives it the first number), then the close helper,
     // started only by a close with user code to call after its report; a shard's is its sharded batcher's.
-    CloseHelper helper = ownHelper ? CloseHelper.create(name, factory) : null;
+    CloseHelper helper = ownHelper ? new CloseHelper(name, factory) : null;
     Checks.requireState(helper == null || !helper.runsOn(thread), "threadFactory returned the same thread twice"
         + " (%s): batcher '%s' needs two, its consumer and its close helper", thread, name);
     this.closing = new CloseProtocol(name, ringSize, gate, consumer, holdings, thread, handOver, flushWaiters,

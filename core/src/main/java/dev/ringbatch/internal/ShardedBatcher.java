@@ -23,6 +23,7 @@ import dev.ringbatch.stats.StatsRecorder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -30,6 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.IntFunction;
+import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -77,14 +79,14 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
         started.add(DisruptorBatcher.startShard(name + "-" + i, config, weigher, sink, consumers, lostLog));
       }
       // After the shards' consumers, as a single batcher's: a factory that numbers its threads numbers them by shard.
-      made = CloseHelper.create(name, config.threadFactory());
+      made = new CloseHelper(name, config.threadFactory());
       for (DisruptorBatcher<T, R> shard : started) {
         requireState(!made.runsOn(shard.consumerThread()), "threadFactory returned the same thread twice (%s):"
             + " batcher '%s' needs one per shard and one for its close helper", shard.consumerThread(), name);
       }
     } catch (Throwable e) { // a sink function or thread factory may throw anything, even a sneaky checked one
       // nothing was submitted and no recorder added: no user code to run, so no helper is started
-      closeShards(started, Duration.ZERO, System.nanoTime(), CloseHelper.create(name, null), null);
+      closeShards(started, Duration.ZERO, System.nanoTime(), new CloseHelper(name, null), null);
       throw e;
     }
     this.helper = made;
@@ -159,11 +161,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public CompletableFuture<Void> flush() {
-    CompletableFuture<?>[] flushes = new CompletableFuture<?>[shards.size()];
-    for (int i = 0; i < flushes.length; i++) {
-      flushes[i] = shards.get(i).flush();
-    }
-    return CompletableFuture.allOf(flushes);
+    return CompletableFuture.allOf(shards.stream().map(DisruptorBatcher::flush).toArray(CompletableFuture[]::new));
   }
 
   /**
@@ -172,9 +170,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
    */
   @Override
   public BatchLimits limits() {
-    List<BatchLimits> each = new ArrayList<>(shards.size());
-    shards.forEach(shard -> each.add(shard.limits()));
-    return largest(each);
+    return largest(shards.stream().map(DisruptorBatcher::limits).toList());
   }
 
   private static BatchLimits largest(List<BatchLimits> each) {
@@ -199,51 +195,32 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public BatcherStats stats() {
-    List<BatcherStats> each = shardStats();
-    return sum(each);
+    return sum(shardStats());
   }
 
   @Override
   public List<BatcherStats> shardStats() {
-    List<BatcherStats> each = new ArrayList<>(shards.size());
-    shards.forEach(shard -> each.add(shard.stats()));
-    return each;
+    return shards.stream().map(DisruptorBatcher::stats).toList();
   }
 
   private static BatcherStats sum(List<BatcherStats> each) {
-    long accepted = 0;
-    long written = 0;
-    long failed = 0;
-    long abandoned = 0;
-    long batches = 0;
-    long remaining = 0;
-    long[] rejected = new long[RejectionReason.values().length];
-    List<BatchLimits> limits = new ArrayList<>(each.size());
-    int last = 0;
-    int largest = 0;
-    int ring = 0;
-    for (BatcherStats s : each) {
-      accepted += s.accepted();
-      written += s.written();
-      failed += s.failed();
-      abandoned += s.abandoned();
-      batches += s.batches();
-      remaining += s.remainingCapacity();
-      ring += s.ringSize();
-      BatchLimits l = s.limits();
-      if (l != null) {
-        limits.add(l);
-      }
-      last = Math.max(last, s.lastBatchSize());
-      largest = Math.max(largest, s.largestBatchSize());
-      for (RejectionReason reason : RejectionReason.values()) {
-        rejected[reason.ordinal()] += s.rejected(reason);
-      }
-    }
-    return new BatcherStats(accepted, rejected[RejectionReason.FULL.ordinal()],
-        rejected[RejectionReason.TIMEOUT.ordinal()], rejected[RejectionReason.INTERRUPTED.ordinal()],
-        rejected[RejectionReason.CLOSED.ordinal()], written, failed, abandoned, batches, last, largest, ring,
-        remaining, limits.isEmpty() ? null : largest(limits));
+    List<BatchLimits> limits = each.stream().map(BatcherStats::limits).filter(Objects::nonNull).toList();
+    return new BatcherStats(total(each, BatcherStats::accepted), rejected(each, RejectionReason.FULL),
+        rejected(each, RejectionReason.TIMEOUT), rejected(each, RejectionReason.INTERRUPTED),
+        rejected(each, RejectionReason.CLOSED), total(each, BatcherStats::written),
+        total(each, BatcherStats::failed), total(each, BatcherStats::abandoned), total(each, BatcherStats::batches),
+        each.stream().mapToInt(BatcherStats::lastBatchSize).max().orElse(0),
+        each.stream().mapToInt(BatcherStats::largestBatchSize).max().orElse(0),
+        each.stream().mapToInt(BatcherStats::ringSize).sum(), total(each, BatcherStats::remainingCapacity),
+        limits.isEmpty() ? null : largest(limits));
+  }
+
+  private static long total(List<BatcherStats> each, ToLongFunction<BatcherStats> value) {
+    return each.stream().mapToLong(value).sum();
+  }
+
+  private static long rejected(List<BatcherStats> each, RejectionReason reason) {
+    return total(each, s -> s.rejected(reason));
   }
 
   @Override

@@ -47,7 +47,8 @@ public final class CloseHelper implements Runnable {
   private List<StragglerWatch> watches = List.of();
   private List<Runnable> interrupts = List.of();
 
-  private CloseHelper(String name, @Nullable ThreadFactory factory) {
+  /** The helper of batcher {@code name}, made by {@code factory} (null: a daemon thread of its own), not started. */
+  public CloseHelper(String name, @Nullable ThreadFactory factory) {
     this.name = name;
     Thread made;
     if (factory == null) {
@@ -61,11 +62,6 @@ public final class CloseHelper implements Runnable {
       SafeLog.log(LOG, Level.DEBUG, "batcher '" + name + "': its close helper cannot be made a daemon", alreadyStarted);
     }
     this.thread = made;
-  }
-
-  /** The helper of batcher {@code name}, made by {@code factory} (null: a daemon thread of its own), not started. */
-  public static CloseHelper create(String name, @Nullable ThreadFactory factory) {
-    return new CloseHelper(name, factory);
   }
 
   /** Whether {@code thread} is this helper's: a factory must not return one thread for two uses. */

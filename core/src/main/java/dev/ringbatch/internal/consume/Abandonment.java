@@ -14,15 +14,17 @@ import org.jspecify.annotations.Nullable;
  * finds the close finished and its item counted. Not thread-safe: one party gathers and finishes it.
  */
 public final class Abandonment {
-  private final List<CompletableFuture<Object>> futures = new ArrayList<>();
-  private final List<Throwable> causes = new ArrayList<>();
-  /** Which of {@link #causes} are failures the sink recorded: the caller gets them as sink failures. */
-  private final List<Boolean> bySink = new ArrayList<>();
+  /** A caller to tell of {@code cause}; {@code bySink}: a failure the sink recorded, told as a sink failure. */
+  record Told(CompletableFuture<Object> future, Throwable cause, boolean bySink) {}
+
+  /** A fire-and-forget item the sink failed: the offer failure handler's to hear. */
+  record FailedOffer(Object item, Throwable cause) {}
+
+  final List<Told> told = new ArrayList<>();
   long items;
   private long failedBySink;
-  /** Fire-and-forget items among {@link #failedBySink}, and their causes: the offer failure handler's to hear. */
-  private final List<Object> failedOffers = new ArrayList<>();
-  private final List<Throwable> failedOfferCauses = new ArrayList<>();
+  /** Fire-and-forget items among {@link #failedBySink}. */
+  final List<FailedOffer> failedOffers = new ArrayList<>();
   /** How long each of {@link #failedBySink} waited for its write, where that was measured. */
   private long[] failedWaits = new long[0];
   private int measuredFailedWaits;
@@ -50,8 +52,7 @@ public final class Abandonment {
       failedWaits[measuredFailedWaits++] = waitNanos;
     }
     if (future == null) {
-      failedOffers.add(item);
-      failedOfferCauses.add(cause);
+      failedOffers.add(new FailedOffer(item, cause));
     } else {
       tell(future, cause, true);
     }
@@ -59,9 +60,7 @@ public final class Abandonment {
 
   private void tell(@Nullable CompletableFuture<Object> future, Throwable cause, boolean sink) {
     if (future != null) {
-      futures.add(future);
-      causes.add(cause);
-      bySink.add(sink);
+      told.add(new Told(future, cause, sink));
     }
   }
 
@@ -89,7 +88,7 @@ public final class Abandonment {
 
   /** Whether nothing was gathered: nobody to tell, count or watch. */
   public boolean isEmpty() {
-    return items == 0 && failedBySink == 0 && futures.isEmpty() && failedOffers.isEmpty() && notes.isEmpty()
+    return items == 0 && failedBySink == 0 && told.isEmpty() && failedOffers.isEmpty() && notes.isEmpty()
         && stragglers.isEmpty();
   }
 
@@ -127,36 +126,6 @@ public final class Abandonment {
     if (items > 0) {
       recorders.recordAbandoned(items);
     }
-  }
-
-  /** How many of {@link #failedBySink} were fire-and-forget items. */
-  int failedOffers() {
-    return failedOffers.size();
-  }
-
-  Object failedOffer(int index) {
-    return failedOffers.get(index);
-  }
-
-  Throwable failedOfferCause(int index) {
-    return failedOfferCauses.get(index);
-  }
-
-  int futures() {
-    return futures.size();
-  }
-
-  CompletableFuture<Object> future(int index) {
-    return futures.get(index);
-  }
-
-  Throwable cause(int index) {
-    return causes.get(index);
-  }
-
-  /** Whether {@link #cause} is a failure the sink recorded (rather than the close's own). */
-  boolean causeBySink(int index) {
-    return bySink.get(index);
   }
 
   List<String> notes() {

@@ -45,8 +45,8 @@ public final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
   private final SpinHint spinHint;
   /** The ticker's reading when the last dispatch started ({@link #lastWriteStart}). Consumer thread. */
   private long lastWriteStart;
-  /** Told each write's time, when the limits adapt; set before the consumer starts ({@link #observe}). */
-  private @Nullable AdaptiveLimits adaptive;
+  /** Told each write's time, when the limits adapt. */
+  private final @Nullable AdaptiveLimits adaptive;
 
   private final AtomicInteger inFlight = new AtomicInteger();
   /** Settles under way on any thread, and how deep this thread is in them (a dependent action may close). */
@@ -59,7 +59,7 @@ public final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
 
   public AsyncBatchWriter(String name, int ringSize, AsyncBatchSink<T, R> sink, int maxInFlight, int initialCapacity,
       Ticker ticker, HandOver handOver, BatchCompleter completer, FlushWaiters flushWaiters, Runnable wakeConsumer,
-      SpinHint spinHint) {
+      SpinHint spinHint, @Nullable AdaptiveLimits adaptive) {
     this.name = name;
     this.ringSize = ringSize;
     this.sink = sink;
@@ -71,6 +71,7 @@ public final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     this.flushWaiters = flushWaiters;
     this.wakeConsumer = wakeConsumer;
     this.spinHint = spinHint;
+    this.adaptive = adaptive;
   }
 
   /** One dispatch of a batch; never reused. {@code done} is guarded by {@code order}. */
@@ -157,11 +158,6 @@ public final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
   @Override
   public long lastWriteStart() {
     return lastWriteStart;
-  }
-
-  /** Tells {@code controller} each write's time. Called once, before the consumer thread starts. */
-  public void observe(AdaptiveLimits controller) {
-    this.adaptive = controller;
   }
 
   /** Completes a dispatched batch once; runs on whichever thread completed its stage. */

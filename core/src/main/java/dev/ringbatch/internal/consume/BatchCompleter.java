@@ -8,6 +8,7 @@ import dev.ringbatch.internal.ring.ItemFuture;
 import dev.ringbatch.internal.shared.GuardedStatsRecorders;
 import dev.ringbatch.internal.shared.SafeLog;
 import java.lang.System.Logger.Level;
+import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -145,11 +146,7 @@ public final class BatchCompleter {
   private void completeAgain(CompletableFuture<Object> future, @Nullable Object result, @Nullable Throwable cause) {
     try {
       if (!future.isDone()) {
-        if (cause == null) {
-          future.complete(result);
-        } else {
-          future.completeExceptionally(cause);
-        }
+        completeWith(future, result, cause);
       }
     } catch (Throwable again) {
       logQuietly("an item's future could not be completed; its caller may wait until its timeout", again);
@@ -264,22 +261,20 @@ public final class BatchCompleter {
 
   /** Tells the callers of what {@code abandonment} gathered (their dependent actions run), then logs its notes. */
   public void tellAbandoned(Abandonment abandonment) {
-    for (int i = 0; i < abandonment.futures(); i++) {
-      CompletableFuture<Object> future = abandonment.future(i);
-      Throwable cause = abandonment.cause(i);
-      if (completeQuietly(future, null, abandonment.causeBySink(i) ? sinkFailure(cause) : cause)) {
-        ((ItemFuture<?>) future).claim();
+    for (Abandonment.Told t : abandonment.told) {
+      if (completeQuietly(t.future(), null, t.bySink() ? sinkFailure(t.cause()) : t.cause())) {
+        ((ItemFuture<?>) t.future()).claim();
       }
     }
-    int offers = abandonment.failedOffers();
+    List<Abandonment.FailedOffer> offers = abandonment.failedOffers;
     OfferFailureHandler handler = offerFailures;
-    for (int i = 0; i < offers; i++) {
+    for (Abandonment.FailedOffer offer : offers) {
       if (handler == null) {
-        lostLog.failed(offers, offers, abandonment.failedOfferCause(offers - 1));
+        lostLog.failed(offers.size(), offers.size(), offers.get(offers.size() - 1).cause());
         break;
       }
       try {
-        handler.failed(abandonment.failedOffer(i), abandonment.failedOfferCause(i));
+        handler.failed(offer.item(), offer.cause());
       } catch (Throwable t) {
         lostLog.handlerThrew(t);
       }
@@ -331,11 +326,7 @@ public final class BatchCompleter {
       if (future instanceof ItemFuture<?> item) {
         return cause == null ? item.completeFor(result) : item.failFor(cause);
       }
-      if (cause == null) {
-        future.complete(result);
-      } else {
-        future.completeExceptionally(cause);
-      }
+      completeWith(future, result, cause);
     } catch (Throwable t) {
       // Usually completed before its dependents threw; if the completion itself failed first (an allocation),
       // once more. Either way its waiter is woken now: it must not wait for the log handler.
@@ -343,6 +334,15 @@ public final class BatchCompleter {
       logQuietly("a dependent action of an item's future threw", t);
     }
     return false;
+  }
+
+  private static void completeWith(CompletableFuture<Object> future, @Nullable Object result,
+      @Nullable Throwable cause) {
+    if (cause == null) {
+      future.complete(result);
+    } else {
+      future.completeExceptionally(cause);
+    }
   }
 
   /**

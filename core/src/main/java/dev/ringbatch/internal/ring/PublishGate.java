@@ -240,12 +240,10 @@ public final class PublishGate {
     return rejections[reason.ordinal()].sum();
   }
 
-  /** The exception that tells a caller why its item, refused with {@code code}, was not accepted. */
-  public RuntimeException rejection(long code) {
-    return rejection(code, submitTimeoutNanos);
-  }
-
-  /** As {@link #rejection(long)}, for an item that waited for room at most {@code maxWaitNanos}. */
+  /**
+   * The exception that tells a caller why its item, refused with {@code code}, was not accepted; it waited for room
+   * at most {@code maxWaitNanos}.
+   */
   public RuntimeException rejection(long code, long maxWaitNanos) {
     int capacity = ring.getBufferSize();
     if (code == REJECTED_CLOSED) {

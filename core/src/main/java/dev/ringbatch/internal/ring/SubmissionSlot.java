@@ -1,6 +1,5 @@
 package dev.ringbatch.internal.ring;
 
-import com.lmax.disruptor.BlockingWaitStrategy;
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.WaitStrategy;
 import java.util.concurrent.CompletableFuture;
@@ -100,11 +99,6 @@ public final class SubmissionSlot extends SlotFields {
           "system property " + DENSE_PROPERTY + " must be true or false, was '" + chosen + "'");
     }
     return Boolean.parseBoolean(chosen);
-  }
-
-  /** A multi-producer ring of {@code size} slots that blocks its consumer ({@link BlockingWaitStrategy}). */
-  public static RingBuffer<SubmissionSlot> newRing(int size) {
-    return newRing(size, new BlockingWaitStrategy());
   }
 
   /** A multi-producer ring of {@code size} slots (a power of two), laid out for this JVM. */

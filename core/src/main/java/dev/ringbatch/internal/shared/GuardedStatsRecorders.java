@@ -7,11 +7,13 @@ import dev.ringbatch.RejectionReason;
 import dev.ringbatch.stats.StatsRecorder;
 import java.lang.System.Logger.Level;
 import java.util.Arrays;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * The registered {@link StatsRecorder}s, each call guarded so that a throwing recorder is logged and never
- * disturbs the batcher. Registration is rare and copies an array; recording reads a volatile array and
- * iterates it by index, so it allocates nothing. Thread-safe.
+ * disturbs the batcher. Registration is rare and copies an array; recording a batch, its waits or a rejection reads
+ * a volatile array and iterates it, so it allocates nothing. Thread-safe.
  */
 public final class GuardedStatsRecorders {
   private static final System.Logger LOG = System.getLogger(GuardedStatsRecorders.class.getName());
@@ -47,33 +49,22 @@ public final class GuardedStatsRecorders {
     return waitRecorders.length != 0;
   }
 
+  /** Asks each recorder once, when the set changes; one that throws counts as no. */
   private void setWaitRecorders(StatsRecorder[] all) {
-    StatsRecorder[] asking = askingForItemWaits(all);
-    eachWaitRecorders = Arrays.stream(asking).filter(this::asksForEachItemWait).toArray(StatsRecorder[]::new);
+    StatsRecorder[] asking = asking(all, StatsRecorder::recordsItemWaits, "recordsItemWaits");
+    eachWaitRecorders = asking(asking, StatsRecorder::recordsEachItemWait, "recordsEachItemWait");
     waitRecorders = asking;
   }
 
-  private boolean asksForEachItemWait(StatsRecorder recorder) {
-    try {
-      return recorder.recordsEachItemWait();
-    } catch (Throwable t) {
-      logFailure(recorder, "recordsEachItemWait", t);
-      return false;
-    }
-  }
-
-  /** Asks each recorder once, when the set changes; one that throws counts as no. */
-  private StatsRecorder[] askingForItemWaits(StatsRecorder[] all) {
-    return Arrays.stream(all).filter(this::asksForItemWaits).toArray(StatsRecorder[]::new);
-  }
-
-  private boolean asksForItemWaits(StatsRecorder recorder) {
-    try {
-      return recorder.recordsItemWaits();
-    } catch (Throwable t) {
-      logFailure(recorder, "recordsItemWaits", t);
-      return false;
-    }
+  private StatsRecorder[] asking(StatsRecorder[] all, Predicate<StatsRecorder> asks, String method) {
+    return Arrays.stream(all).filter(recorder -> {
+      try {
+        return asks.test(recorder);
+      } catch (Throwable t) {
+        logFailure(recorder, method, t);
+        return false;
+      }
+    }).toArray(StatsRecorder[]::new);
   }
 
   public synchronized boolean remove(StatsRecorder recorder) {
@@ -141,31 +132,24 @@ public final class GuardedStatsRecorders {
   }
 
   public void recordAbandoned(long count) {
-    for (StatsRecorder recorder : recorders) {
-      try {
-        recorder.recordAbandoned(count);
-      } catch (Throwable t) {
-        logFailure(recorder, "recordAbandoned", t);
-      }
-    }
+    each("recordAbandoned", recorder -> recorder.recordAbandoned(count));
   }
 
   public void recordRetry(int attempt, Throwable cause) {
-    for (StatsRecorder recorder : recorders) {
-      try {
-        recorder.recordRetry(attempt, cause);
-      } catch (Throwable t) {
-        logFailure(recorder, "recordRetry", t);
-      }
-    }
+    each("recordRetry", recorder -> recorder.recordRetry(attempt, cause));
   }
 
   public void recordClosed(CloseReport report) {
+    each("recordClosed", recorder -> recorder.recordClosed(report));
+  }
+
+  /** Calls every recorder, guarded; for the calls of a retry or a close only: its lambda may allocate. */
+  private void each(String method, Consumer<StatsRecorder> call) {
     for (StatsRecorder recorder : recorders) {
       try {
-        recorder.recordClosed(report);
+        call.accept(recorder);
       } catch (Throwable t) {
-        logFailure(recorder, "recordClosed", t);
+        logFailure(recorder, method, t);
       }
     }
   }

@@ -152,7 +152,7 @@ class CloseHelperFallbackTest {
         t.start();
         return t;
       };
-      CloseHelper helper = CloseHelper.create("fallback-race", supervising);
+      CloseHelper helper = new CloseHelper("fallback-race", supervising);
       Field toldField = CloseHelper.class.getDeclaredField("told");
       toldField.setAccessible(true);
       CountDownLatch told = (CountDownLatch) toldField.get(helper);

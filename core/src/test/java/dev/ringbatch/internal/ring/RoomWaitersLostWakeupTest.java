@@ -2,6 +2,7 @@ package dev.ringbatch.internal.ring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.lmax.disruptor.BlockingWaitStrategy;
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import dev.ringbatch.OverflowPolicy;
@@ -115,7 +116,7 @@ class RoomWaitersLostWakeupTest {
   @Test
   void wakeSpentOnInterruptedWaiterIsLost() throws Exception {
     HookedSequence consumed = new HookedSequence();
-    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(RING);
+    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(RING, new BlockingWaitStrategy());
     ring.addGatingSequences(consumed);
     PublishGate gate = new PublishGate("lost-wakeup", ring, OverflowPolicy.BLOCK, SUBMIT_TIMEOUT,
         new ConsumerGroup(), new GuardedStatsRecorders("lost-wakeup"), System::nanoTime);
@@ -169,7 +170,7 @@ class RoomWaitersLostWakeupTest {
   @Test
   void wakeSpentOnWaiterThatAlreadyClaimedIsLost() throws Exception {
     Sequence consumed = new Sequence(-1);
-    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(RING);
+    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(RING, new BlockingWaitStrategy());
     ring.addGatingSequences(consumed);
     PublishGate gate = new PublishGate("lost-wakeup-2", ring, OverflowPolicy.BLOCK, SUBMIT_TIMEOUT,
         new ConsumerGroup(), new GuardedStatsRecorders("lost-wakeup-2"), System::nanoTime);
@@ -216,7 +217,7 @@ class RoomWaitersLostWakeupTest {
   @Test
   void controlLoneWaiterIsWoken() throws Exception {
     Sequence consumed = new Sequence(-1);
-    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(RING);
+    RingBuffer<SubmissionSlot> ring = SubmissionSlot.newRing(RING, new BlockingWaitStrategy());
     ring.addGatingSequences(consumed);
     PublishGate gate = new PublishGate("control", ring, OverflowPolicy.BLOCK, SUBMIT_TIMEOUT,
         new ConsumerGroup(), new GuardedStatsRecorders("control"), System::nanoTime);

@@ -72,11 +72,11 @@ class SubmissionSlotTest {
       assertThat(SubmissionSlot.denseByDefault()).as("JDK %s", Runtime.version().feature())
           .isEqualTo(Runtime.version().feature() < 20);
       System.setProperty(SubmissionSlot.DENSE_PROPERTY, "true");
-      assertThat(SubmissionSlot.newRing(64).get(0).items).isNotNull();
+      assertThat(SubmissionSlot.newRing(64, new BlockingWaitStrategy()).get(0).items).isNotNull();
       System.setProperty(SubmissionSlot.DENSE_PROPERTY, "false");
-      assertThat(SubmissionSlot.newRing(64).get(0).items).isNull();
+      assertThat(SubmissionSlot.newRing(64, new BlockingWaitStrategy()).get(0).items).isNull();
       System.setProperty(SubmissionSlot.DENSE_PROPERTY, "yes");
-      assertThatThrownBy(() -> SubmissionSlot.newRing(64))
+      assertThatThrownBy(() -> SubmissionSlot.newRing(64, new BlockingWaitStrategy()))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining(SubmissionSlot.DENSE_PROPERTY)
           .hasMessageContaining("'yes'");

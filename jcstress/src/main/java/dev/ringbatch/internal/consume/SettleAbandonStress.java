@@ -35,7 +35,7 @@ public class SettleAbandonStress {
     completer = new BatchCompleter("stress", counters, new GuardedStatsRecorders("stress"), null,
         new LostFailureLog("stress"));
     writer = new AsyncBatchWriter<>("stress", 4, batch -> stage.thenRun(() -> batch.completeRemaining("written")),
-        1, 1, Ticker.system(), handOver, completer, new FlushWaiters(), () -> { }, new SpinHint());
+        1, 1, Ticker.system(), handOver, completer, new FlushWaiters(), () -> { }, new SpinHint(), null);
     PendingBatch<Object, Object> batch = new PendingBatch<>(1, 4);
     batch.add("x", item, 0, 0, SubmissionSlot.NOT_STAMPED);
     writer.write(batch, 0);
