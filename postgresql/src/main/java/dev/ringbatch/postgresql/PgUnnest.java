@@ -77,8 +77,10 @@ public final class PgUnnest<T> implements ArrayBinder<T> {
      * @param value extracts the column's value from an item (boxed; {@code null} for SQL NULL)
      */
     public Builder<T> column(String sqlType, Function<? super T, ?> value) {
-      sqlTypes.add(requireNonNull(sqlType, "sqlType"));
-      values.add(requireNonNull(value, "value"));
+      requireNonNull(sqlType, "sqlType");
+      requireNonNull(value, "value"); // both checked before either is kept: a refused column leaves no half behind
+      sqlTypes.add(sqlType);
+      values.add(value);
       return this;
     }
 
