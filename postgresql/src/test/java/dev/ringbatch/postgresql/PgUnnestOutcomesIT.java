@@ -7,6 +7,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.ringbatch.sink.JdbcBatchSink;
 import dev.ringbatch.sink.RecordingBatch;
+import dev.ringbatch.sink.ReplyDroppingProxy;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -59,8 +60,12 @@ class PgUnnestOutcomesIT {
   }
 
   private static HikariDataSource pool(String user) {
+    return pool(postgres.getPort(), user);
+  }
+
+  private static HikariDataSource pool(int port, String user) {
     HikariConfig config = new HikariConfig();
-    config.setJdbcUrl("jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres?user=" + user);
+    config.setJdbcUrl("jdbc:postgresql://localhost:" + port + "/postgres?user=" + user);
     config.setConnectionInitSql("SET array_nulls = off");
     config.setMaximumPoolSize(1);
     return new HikariDataSource(config);
@@ -130,6 +135,28 @@ class PgUnnestOutcomesIT {
       assertThat(batch.failed().get(1)).isSameAs(broken);
       assertThat(batch.completed()).isEqualTo(Map.of(0, 1, 2, 1, 3, 1));
       assertThat(notes()).isEqualTo(Map.of(1L, "one", 3L, "<SQL NULL>", 4L, "four"));
+    }
+  }
+
+  /**
+   * The reply to the idempotent autocommit statement is lost on a connection whose session has array_nulls off: the
+   * statement ran (and committed) there, the sink runs it again on a fresh connection, whose session must be set
+   * up again: every row is in the table once, its null a SQL NULL, and every caller told written.
+   */
+  @Test
+  void idempotent_lostStatementReply_withArrayNullsOff_rowsWrittenOnce_nullsStayNull() throws Exception {
+    try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), "unnest(", () -> false);
+         HikariDataSource pool = pool(proxy.port(), "postgres")) {
+      JdbcBatchSink<Note> sink = sink(pool, "idempotent");
+      RecordingBatch<Note, Integer> batch = RecordingBatch.of(new Note(1, "a", null), new Note(2, "b", "NULL"));
+
+      proxy.dropNext(1);
+      sink.write(batch);
+
+      assertThat(proxy.dropped()).isEqualTo(1);
+      assertThat(batch.failed()).isEmpty();
+      assertThat(batch.completed()).containsOnlyKeys(0, 1);
+      assertThat(notes()).isEqualTo(Map.of(1L, "<SQL NULL>", 2L, "NULL"));
     }
   }
 
