@@ -136,4 +136,22 @@ class BatcherConfigTest {
     assertThatThrownBy(() -> limits.withMaxBatchSize(-3))
         .hasMessage("maxBatchSize must be positive but was -3");
   }
+
+  @Test
+  void config_afterItsBuilderOrACopyChanges_keepsItsOwnValues() {
+    BatcherConfig.Builder builder = BatcherConfig.builder().ringSize(64).adaptive(Adaptive.throughput());
+    BatcherConfig config = builder.build();
+    String before = config.toString();
+
+    builder.ringSize(128).maxBatchSize(16).overflowPolicy(OverflowPolicy.DROP);
+    BatcherConfig.Builder copy = BatcherConfig.from(config);
+    copy.ringSize(256).closeTimeout(Duration.ZERO);
+    BatcherConfig fromCopy = copy.build();
+
+    assertThat(config.toString()).isEqualTo(before);
+    assertThat(config.ringSize()).isEqualTo(64);
+    assertThat(config.limits().maxBatchSize()).as("an adaptive config's cap is its own ring").isEqualTo(64);
+    assertThat(fromCopy.limits().maxBatchSize()).as("a copy's cap follows its own ring").isEqualTo(256);
+    assertThat(BatcherConfig.from(config).build().toString()).isEqualTo(before);
+  }
 }
