@@ -19,9 +19,10 @@ public interface ArrayBinder<T> {
   interface Rows<T> {
     /**
      * Adds {@code item} as the next row, or throws: the item then fails alone with what was thrown, and the row is
-     * not added (what the failed call put in place of it is overwritten by the next one).
+     * not added (what the failed call put in place of it is overwritten by the next one). Unchecked only: a column
+     * value is computed, not waited for.
      */
-    void add(T item) throws Exception;
+    void add(T item);
 
     /**
      * Binds the rows added so far, possibly none (to learn whether the statement itself is refused), as the

@@ -75,10 +75,15 @@ public final class PgUnnest<T> implements ArrayBinder<T> {
      *
      * @param sqlType the element type for {@link Connection#createArrayOf}, e.g. {@code "bigint"}, {@code "text"}
      * @param value extracts the column's value from an item (boxed; {@code null} for SQL NULL)
+     * @throws IllegalArgumentException if {@code sqlType} is blank
      */
     public Builder<T> column(String sqlType, Function<? super T, ?> value) {
       requireNonNull(sqlType, "sqlType");
       requireNonNull(value, "value"); // both checked before either is kept: a refused column leaves no half behind
+      if (sqlType.isBlank()) {
+        throw new IllegalArgumentException("sqlType of parameter " + (sqlTypes.size() + 1)
+            + " must not be blank but was '" + sqlType + "'");
+      }
       sqlTypes.add(sqlType);
       values.add(value);
       return this;

@@ -107,6 +107,14 @@ class JdbcUnnestTypesIT {
         .hasMessage("an unnest sink needs at least one column");
   }
 
+  @Test
+  void aBlankElementType_isRefusedWhenTheColumnIsAdded_namingTheParameter() {
+    PgUnnest.Builder<Row> builder = PgUnnest.<Row>sink(pool, "INSERT ...").column("bigint", Row::id);
+    assertThatThrownBy(() -> builder.column(" ", Row::text))
+        .isExactlyInstanceOf(IllegalArgumentException.class)
+        .hasMessage("sqlType of parameter 2 must not be blank but was ' '");
+  }
+
   /**
    * A column's values are texts by the value contract whatever the other values of the batch: a Boolean is "true"
    * in a text and a jsonb column alike (bound as a Boolean[], pgjdbc would render '1'/'0', and a batch of only
