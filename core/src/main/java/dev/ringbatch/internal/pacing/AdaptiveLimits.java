@@ -34,7 +34,8 @@ import org.jspecify.annotations.Nullable;
  * <p><b>Safety.</b> The caps are never exceeded (the ladder stops at the maximum linger, the size at the
  * configured maxBatchSize). {@link #mayLinger} lets a batch linger only if it follows a write of two items or
  * more closely: the first item after an idle spell, and a lone caller's, are never delayed. An epoch the consumer
- * spent partly idle is dropped, and any probe in it abandoned.
+ * spent partly idle is dropped; a probe under way goes on with the next whole epoch (a load that pauses every few
+ * batches still completes its probes, and its arms stay paired).
  */
 public final class AdaptiveLimits {
   static final int EPOCH_BATCHES = 16;
@@ -173,7 +174,7 @@ public final class AdaptiveLimits {
     if (epochStart == UNSET || start - epochStart < 0 || start - lastWriteEnd < 0 || now - start < 0) {
       restartEpoch(start); // the first batch, or the ticker stepped back (a new origin): measure afresh
     } else if (start - lastWriteEnd > Math.max(IDLE_NANOS, 4 * rungs[rung])) {
-      restartEpoch(start); // idle between writes: this epoch says nothing of the linger
+      restartEpoch(start); // idle between writes: this epoch says nothing of the linger (a probe waits for the next)
     }
     epochBatches++;
     epochItems += size;
@@ -213,12 +214,12 @@ public final class AdaptiveLimits {
     epochBatches = 0;
     epochItems = 0;
     epochLatency.clear();
-    if (probe.running()) {
-      abandonProbe(); // under bursts a probe cut by idleness must back off all the same
-    }
   }
 
-  /** Ends the probe under way as one that failed: the settled rung again, and a longer pause before the next. */
+  /**
+   * Ends the probe under way as one that failed (latency mode, over its target): the settled rung again, and a
+   * longer pause before the next.
+   */
   private void abandonProbe() {
     probe.end();
     hold = Math.min(MAX_HOLD, 2 * hold);

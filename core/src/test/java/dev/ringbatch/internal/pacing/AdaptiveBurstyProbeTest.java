@@ -11,10 +11,10 @@ import org.junit.jupiter.api.Test;
 /**
  * A quick sink (F = 20 µs, c = 500 ns, all 10 callers in every batch without a linger: any linger only costs),
  * the same model as AdaptiveLimitsTest#aSinkAsQuickAsTheCallersKeepsNaturalBatchingAndProbesRarely, but the load
- * comes in bursts of 150 batches (about 4 ms) with 3 ms of idle between them. Every idle spell abandons the probe
- * under way (restartEpoch), and an abandoned probe neither decides nor backs off (hold stays 1): the first epoch of
- * every burst starts the same probe again. The "one probe in up to 64 epochs, probes under 5 % of the batches"
- * promise becomes about a third of all batches held at the losing rung, for ever.
+ * comes in bursts of 150 batches (about 4 ms) with 3 ms of idle between them. A probe must still decide and back
+ * off: had every burst started the same probe again (a probe cut short by an idle spell neither deciding nor backing
+ * off), the "one probe in up to 64 epochs, probes under 5 % of the batches" promise would become about a third of
+ * all batches held at the losing rung, for ever. A probe now goes on across idle spells with the next whole epoch.
  */
 class AdaptiveBurstyProbeTest {
   @Test

@@ -96,6 +96,18 @@ class AdaptiveLimitsTest {
   }
 
   @Test
+  void aLoadThatPausesEveryFewBatches_stillGetsItsLinger_probesGoOnAcrossThePauses() {
+    // The same sink and callers, but every caller pauses after 50 calls (a closed loop run in rounds, as JMH's
+    // invocations are): 2 ms of idle every ~50 batches, shorter than one probe (8 to 24 epochs of 16 batches).
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 10, 2_000 * MICROS, 500, 40 * MICROS);
+    for (int round = 0; round < 60; round++) { // about 6 s of simulated time
+      loop.run(50);
+      loop.now += 2_000 * MICROS;
+    }
+    assertThat(loop.controller.settledLinger()).isEqualTo(Duration.ofNanos(40 * MICROS));
+  }
+
+  @Test
   void aSinkAsQuickAsTheCallersKeepsNaturalBatchingAndProbesRarely() {
     // F = 20 µs, callers back while it writes: every batch holds all 10 without a linger, and 10 µs costs a third
     ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 10, 20 * MICROS, 500, 40 * MICROS);
