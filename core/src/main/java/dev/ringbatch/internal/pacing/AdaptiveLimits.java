@@ -38,7 +38,7 @@ import org.jspecify.annotations.Nullable;
  * batches still completes its probes, and its arms stay paired).
  */
 public final class AdaptiveLimits {
-  static final int EPOCH_BATCHES = 16;
+  static final int EPOCH_BATCHES = 8;
   private static final long EPOCH_NANOS = 2_000_000;
   /** A latency epoch also waits for this many round trips (or 50 ms), so its p99 is one in a hundred. */
   private static final int EPOCH_SAMPLES = 100;

@@ -98,13 +98,29 @@ class AdaptiveLimitsTest {
   @Test
   void aLoadThatPausesEveryFewBatches_stillGetsItsLinger_probesGoOnAcrossThePauses() {
     // The same sink and callers, but every caller pauses after 50 calls (a closed loop run in rounds, as JMH's
-    // invocations are): 2 ms of idle every ~50 batches, shorter than one probe (8 to 24 epochs of 16 batches).
+    // invocations are): 2 ms of idle every ~50 batches, shorter than one probe (8 to 24 epochs of 8 batches or more).
     ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 10, 2_000 * MICROS, 500, 40 * MICROS);
     for (int round = 0; round < 60; round++) { // about 6 s of simulated time
       loop.run(50);
       loop.now += 2_000 * MICROS;
     }
     assertThat(loop.controller.settledLinger()).isEqualTo(Duration.ofNanos(40 * MICROS));
+  }
+
+  @Test
+  void aSlowSinkUnderManyCallersFindsItsLingerWithinASecond() {
+    // F = 2 ms under 2,000 callers, 95 % back within 100 µs: each rung up to 80 µs gathers more. A write of 1,000
+    // items takes 2.5 ms, so an epoch is its batches, not its 2 ms: the search must not take seconds.
+    ClosedLoop settled = new ClosedLoop(Adaptive.throughput(), 2_000, 2_000 * MICROS, 500, 100 * MICROS);
+    settled.run(20_000);
+    Duration best = settled.controller.settledLinger();
+    assertThat(best).isGreaterThanOrEqualTo(Duration.ofNanos(40 * MICROS));
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 2_000, 2_000 * MICROS, 500, 100 * MICROS);
+    long start = loop.now;
+    while (loop.now - start < 1_000_000 * MICROS) {
+      loop.cycle();
+    }
+    assertThat(loop.controller.settledLinger()).isEqualTo(best);
   }
 
   @Test
