@@ -21,10 +21,11 @@ import org.jspecify.annotations.Nullable;
  *       cost allows within half the target).
  * </ul>
  *
- * <p>The configured {@link BatchLimits#maxBatchSize()}, {@link BatchLimits#maxBatchBytes()} and
+ * <p>{@link #throughput()} is the default of every {@link BatcherConfig} given no linger and no limits. The
+ * configured {@link BatchLimits#maxBatchSize()}, {@link BatchLimits#maxBatchBytes()} and
  * {@link #maxLinger()} are hard caps: the batcher never exceeds them. An adaptive batcher whose
  * {@code maxBatchSize} was not set gets the ring size as its cap (with a sink of large fixed cost and many
- * callers, the default 256 can cost several times the throughput). {@link Batcher#setLimits} pins the limits:
+ * callers, the fixed limits' 256 can cost several times the throughput). {@link Batcher#setLimits} pins the limits:
  * from then on the values given are kept as they are. The first item after an idle spell is never delayed, nor
  * a lone caller's: a linger applies only to a batch that follows a write of two items or more closely.
  * {@code flush()} and {@code close()} cut any wait. {@link Batcher#limits()} and {@link BatcherStats#limits()}

@@ -33,7 +33,11 @@ public final class BatchLimits {
     this.linger = requireNonNegative("linger", linger);
   }
 
-  /** Returns the defaults: 256 items, no byte limit, no linger. */
+  /**
+   * Returns the fixed limits' defaults: 256 items, no byte limit, no linger. A {@link BatcherConfig} given no
+   * limits tunes them instead ({@link Adaptive#throughput()}); {@code limits(BatchLimits.ofDefaults())} on its
+   * builder asks for these, fixed.
+   */
   public static BatchLimits ofDefaults() {
     return DEFAULTS;
   }

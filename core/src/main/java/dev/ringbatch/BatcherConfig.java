@@ -37,11 +37,13 @@ public final class BatcherConfig {
 
   /** A private copy of the builder that built this config, never handed out: its values, kept once. */
   private final Builder values;
+  private final @Nullable Adaptive adaptive;
   private final BatchLimits limits;
 
-  private BatcherConfig(Builder builder) {
+  private BatcherConfig(Builder builder, @Nullable Adaptive adaptive) {
     this.values = builder.copy();
-    int maxBatchSize = values.adaptive != null && !values.maxBatchSizeSet ? values.ringSize : values.maxBatchSize;
+    this.adaptive = adaptive;
+    int maxBatchSize = adaptive != null && !values.maxBatchSizeSet ? values.ringSize : values.maxBatchSize;
     this.limits = BatchLimits.of(maxBatchSize, values.maxBatchBytes, values.linger);
   }
 
@@ -61,14 +63,18 @@ public final class BatcherConfig {
     return DEFAULTS;
   }
 
-  /** The number of slots in the ring: the most items accepted but not yet taken by the consumer. Default 1024. */
+  /**
+   * The number of slots in the ring: the most items accepted but not yet taken by the consumer, and so the memory
+   * bound of a batcher (its slots are made at start, a few dozen bytes each, plus the items they hold). Default
+   * 4096, which also caps a batch when the limits tune themselves.
+   */
   public int ringSize() {
     return values.ringSize;
   }
 
   /**
    * The initial batch limits (items, bytes, linger); a running batcher can change them. With {@link #adaptive()}
-   * they are the caps the batcher tunes under: its maxBatchSize is the ring size unless one was set.
+   * (the default) they are the caps the batcher tunes under: its maxBatchSize is the ring size unless one was set.
    */
   public BatchLimits limits() {
     return limits;
@@ -124,9 +130,13 @@ public final class BatcherConfig {
     return values.ticker;
   }
 
-  /** The limits' self-tuning mode, or {@code null} (the default): the limits stay as set. See {@link Adaptive}. */
+  /**
+   * The limits' self-tuning mode: {@link Adaptive#throughput()} by default; {@code null} if the builder was given
+   * {@link Builder#limits limits} or a {@link Builder#linger linger} (and no {@link Builder#adaptive}), which stay as
+   * set. See {@link Adaptive}.
+   */
   public @Nullable Adaptive adaptive() {
-    return values.adaptive;
+    return adaptive;
   }
 
   /** What is told of each fire-and-forget item the sink failed, or {@code null}: they are logged. */
@@ -144,7 +154,7 @@ public final class BatcherConfig {
         + ", closeTimeout=" + values.closeTimeout
         + (values.maxInFlightBatches == 1 ? "" : ", maxInFlightBatches=" + values.maxInFlightBatches)
         + (values.retryPolicy == RetryPolicy.none() ? "" : ", retryPolicy=" + values.retryPolicy)
-        + (values.adaptive == null ? "" : ", adaptive=" + values.adaptive)
+        + (adaptive == null ? ", fixed limits" : ", adaptive=" + adaptive)
         + '}';
   }
 
@@ -155,7 +165,7 @@ public final class BatcherConfig {
   public static final class Builder implements Cloneable {
     private static final int MAX_RING_SIZE = 1 << 30;
 
-    private int ringSize = 1024;
+    private int ringSize = 4096;
     private int maxBatchSize = BatchLimits.ofDefaults().maxBatchSize();
     private long maxBatchBytes = BatchLimits.NO_BYTE_LIMIT;
     private Duration linger = Duration.ZERO;
@@ -168,8 +178,10 @@ public final class BatcherConfig {
     private @Nullable ThreadFactory threadFactory;
     private Ticker ticker = Ticker.system();
     private @Nullable OfferFailureHandler offerFailureHandler;
+    /** The mode the user chose, or null: throughput, unless a linger was set. */
     private @Nullable Adaptive adaptive;
     private boolean maxBatchSizeSet;
+    private boolean lingerSet;
 
     private Builder() {}
 
@@ -197,7 +209,8 @@ public final class BatcherConfig {
     }
 
     /**
-     * Sets the most items per batch; it must not exceed the ring size (checked by {@link #build()}).
+     * Sets the most items per batch; it must not exceed the ring size (checked by {@link #build()}). Under
+     * {@link #adaptive} limits (the default) it is the cap the batcher tunes under.
      *
      * @throws IllegalArgumentException if {@code maxBatchSize} is not positive
      */
@@ -218,29 +231,37 @@ public final class BatcherConfig {
     }
 
     /**
-     * Sets how long a small batch may wait for more items after the ring runs dry. Zero disables it.
+     * Sets how long a small batch may wait for more items after the ring runs dry. Zero disables it. A linger set
+     * here fixes the limits: the batcher no longer tunes them (unless {@link #adaptive} is set too, which
+     * {@link #build()} refuses).
      *
      * @throws IllegalArgumentException if {@code linger} is negative
      */
     public Builder linger(Duration linger) {
       this.linger = requireNonNegative("linger", linger);
+      this.lingerSet = true;
       return this;
     }
 
-    /** Sets the batch limits all at once. */
+    /**
+     * Sets the batch limits all at once, and so fixes them as {@link #linger} does: {@code
+     * limits(BatchLimits.ofDefaults())} asks for 256 items and no linger, as set, never tuned.
+     */
     public Builder limits(BatchLimits limits) {
       requireNonNull(limits, "limits");
       this.maxBatchSize = limits.maxBatchSize();
       this.maxBatchSizeSet = true;
       this.maxBatchBytes = limits.maxBatchBytes();
       this.linger = limits.linger();
+      this.lingerSet = true;
       return this;
     }
 
     /**
-     * Makes the limits tune themselves ({@link Adaptive#throughput()} or {@link Adaptive#latency}); the
-     * configured maxBatchSize and maxBatchBytes become caps, and maxBatchSize defaults to the ring size. A linger
-     * is then chosen by the batcher: setting one as well is refused by {@link #build()}.
+     * Chooses how the limits tune themselves: {@link Adaptive#throughput()} (the default, unless a linger or
+     * limits are set) or {@link Adaptive#latency}. The configured maxBatchSize and maxBatchBytes are caps, and
+     * maxBatchSize defaults to the ring size. The batcher chooses the linger: setting one as well is refused by
+     * {@link #build()}.
      */
     public Builder adaptive(Adaptive adaptive) {
       this.adaptive = requireNonNull(adaptive, "adaptive");
@@ -327,11 +348,12 @@ public final class BatcherConfig {
      *     {@link #adaptive}
      */
     public BatcherConfig build() {
-      requireState(maxBatchSize <= ringSize || (adaptive != null && !maxBatchSizeSet),
+      Adaptive mode = adaptive != null ? adaptive : lingerSet ? null : Adaptive.throughput();
+      requireState(maxBatchSize <= ringSize || (mode != null && !maxBatchSizeSet),
           "maxBatchSize (%s) must not exceed ringSize (%s)", maxBatchSize, ringSize);
       requireState(adaptive == null || linger.isZero(), "linger (%s) cannot be set with adaptive (%s): the batcher"
           + " chooses its linger; cap it with Adaptive.withMaxLinger", linger, adaptive);
-      return new BatcherConfig(this);
+      return new BatcherConfig(this, mode);
     }
   }
 }

@@ -293,7 +293,9 @@ class AdaptiveBatcherTest {
     BatcherConfig set = BatcherConfig.builder().ringSize(8192).maxBatchSize(100).adaptive(Adaptive.throughput())
         .build();
     assertThat(set.limits().maxBatchSize()).isEqualTo(100);
-    assertThat(BatcherConfig.builder().build().limits().maxBatchSize()).isEqualTo(256);
+    assertThat(BatcherConfig.builder().build().limits().maxBatchSize()).isEqualTo(4096); // the default ring
+    assertThat(BatcherConfig.builder().limits(BatchLimits.ofDefaults()).build().limits().maxBatchSize())
+        .isEqualTo(256);
     assertThat(Adaptive.latency(Duration.ofMillis(1)).maxLinger()).isEqualTo(Duration.ofNanos(500_000));
     assertThat(defaulted.toString()).contains("adaptive=Adaptive{throughput, maxLinger=PT0.001S}");
   }

@@ -12,8 +12,9 @@ class BatcherConfigTest {
   void ofDefaults_documentedValues() {
     BatcherConfig config = BatcherConfig.ofDefaults();
 
-    assertThat(config.ringSize()).isEqualTo(1024);
-    assertThat(config.limits()).isEqualTo(BatchLimits.of(256, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO));
+    assertThat(config.ringSize()).isEqualTo(4096);
+    assertThat(config.adaptive()).isEqualTo(Adaptive.throughput());
+    assertThat(config.limits()).isEqualTo(BatchLimits.of(4096, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO));
     assertThat(config.overflowPolicy()).isEqualTo(OverflowPolicy.BLOCK);
     assertThat(config.submitTimeout()).isEqualTo(Duration.ofSeconds(5));
     assertThat(config.waitMode()).isEqualTo(WaitMode.BLOCKING);
@@ -99,6 +100,32 @@ class BatcherConfigTest {
   }
 
   @Test
+  void theLimitsTuneThemselvesUntilALingerOrLimitsAreSet_andASizeAloneIsACap() {
+    BatcherConfig capped = BatcherConfig.builder().maxBatchSize(100).maxBatchBytes(1 << 20).build();
+    assertThat(capped.adaptive()).isEqualTo(Adaptive.throughput());
+    assertThat(capped.limits()).isEqualTo(BatchLimits.of(100, 1 << 20, Duration.ZERO));
+    assertThat(BatcherConfig.builder().ringSize(64).build().limits().maxBatchSize()).as("the ring caps the tuning")
+        .isEqualTo(64);
+
+    BatcherConfig noLinger = BatcherConfig.builder().linger(Duration.ZERO).build();
+    assertThat(noLinger.adaptive()).isNull();
+    assertThat(noLinger.limits()).isEqualTo(BatchLimits.ofDefaults());
+    BatcherConfig fixed = BatcherConfig.builder().limits(BatchLimits.ofDefaults()).build();
+    assertThat(fixed.adaptive()).isNull();
+    assertThat(fixed.limits()).isEqualTo(BatchLimits.of(256, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO));
+    BatcherConfig lingering = BatcherConfig.from(BatcherConfig.ofDefaults()).linger(Duration.ofMillis(2)).build();
+    assertThat(lingering.adaptive()).isNull();
+    assertThat(lingering.limits()).isEqualTo(BatchLimits.of(256, BatchLimits.NO_BYTE_LIMIT, Duration.ofMillis(2)));
+    assertThat(BatcherConfig.from(lingering).build().adaptive()).as("a copy keeps the choice").isNull();
+
+    BatcherConfig latency = BatcherConfig.builder().limits(BatchLimits.ofDefaults())
+        .adaptive(Adaptive.latency(Duration.ofMillis(5))).build();
+    assertThat(latency.adaptive()).as("a mode set outright wins; the limits are its caps")
+        .isEqualTo(Adaptive.latency(Duration.ofMillis(5)));
+    assertThat(latency.limits().maxBatchSize()).isEqualTo(256);
+  }
+
+  @Test
   void from_copiesEveryField() {
     BatcherConfig original = BatcherConfig.builder()
         .ringSize(64).maxBatchSize(32).maxBatchBytes(4096).linger(Duration.ofMillis(3))
@@ -112,7 +139,7 @@ class BatcherConfigTest {
     assertThat(copy.toString()).isEqualTo(original.toString())
         .isEqualTo("BatcherConfig{ringSize=64, limits=BatchLimits{maxBatchSize=32, maxBatchBytes=4096,"
             + " linger=PT0.003S}, overflowPolicy=DROP, submitTimeout=PT0.007S, waitMode=YIELDING,"
-            + " closeTimeout=PT2S}");
+            + " closeTimeout=PT2S, fixed limits}");
   }
 
   @Test

@@ -35,10 +35,13 @@ import org.postgresql.PGConnection;
  * and ends with one {@code RESULT} line. {@code --baselines off} skips the queue batchers and the fit.
  *
  * <p>Options: {@code --callers 64 --rows 100000 --pool 16 --sink copy|unnest|rows --shards 1 --connections 1
- * --jdbc-url URL --durability on|off --adaptive off|throughput|latency:MILLIS --queue-batch 4096 --baselines on|off}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
+ * --jdbc-url URL --durability on|off --adaptive default|off|throughput|latency:MILLIS --queue-batch 4096 --baselines on|off}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
  * connection each. With {@code --sink copy --connections N}, one batcher copies up to N batches at once (one is
  * copied while another commits). With {@code --bad-percent P}, P rows in every hundred break a {@code CHECK}
- * constraint: each run must fail exactly those, and write the others.
+ * constraint: each run must fail exactly those, and write the others. {@code --adaptive default} (the default)
+ * sets nothing on the batcher but the connections, as a user who tunes nothing; {@code off} fixes a ring of
+ * {@code max(4096, callers)} and a cap of 4,096 with no linger, the tuned demo of earlier releases; the others
+ * keep that ring and cap and choose the mode.
  */
 final class JdbcDemo {
   static final String OPTIONS = "--callers --rows --pool --sink --shards --connections --bad-percent --jdbc-url"
@@ -49,7 +52,7 @@ final class JdbcDemo {
 
   private JdbcDemo() {}
 
-  /** {@code off}, {@code throughput}, or {@code latency:<millis>}: the batcher's limits mode. */
+  /** {@code off}, {@code throughput}, or {@code latency:<millis>}: the limits mode of a tuned batcher. */
   static @Nullable Adaptive adaptive(String mode) {
     if (mode.equals("off")) {
       return null;
@@ -64,7 +67,7 @@ final class JdbcDemo {
         // falls through to the message below
       }
     }
-    throw new IllegalArgumentException("--adaptive must be off, throughput or latency:<millis> but was '" + mode
+    throw new IllegalArgumentException("--adaptive must be default, off, throughput or latency:<millis> but was '" + mode
         + "'");
   }
 
@@ -82,7 +85,8 @@ final class JdbcDemo {
     String jdbcUrl = options.stringValue("jdbc-url", "");
     String durability = options.stringValue("durability", "on");
     String threads = options.stringValue("threads", "platform"); // platform, or virtual on JDK 21+
-    Adaptive adaptive = adaptive(options.stringValue("adaptive", "off"));
+    String limits = options.stringValue("adaptive", "default");
+    Adaptive adaptive = limits.equals("default") ? null : adaptive(limits);
     int queueBatch = options.intValue("queue-batch", BATCH_CAP); // the same cap as the batcher's
     String baselines = options.stringValue("baselines", "on");
     CallerHarness.threads(threads); // a bad value or an old JDK fails here, before the database starts
@@ -130,10 +134,14 @@ final class JdbcDemo {
       List<AutoCloseable> sinks = new ArrayList<>();
       // Room for every caller, as the queue batcher's queue has (max(cap, callers)): a ring is a power of two
       int ringSize = Util.ceilingNextPowerOfTwo(Math.max(BATCH_CAP, callers));
-      BatcherConfig.Builder builder = BatcherConfig.builder().ringSize(ringSize).maxBatchSize(BATCH_CAP)
-          .maxInFlightBatches(connections);
-      if (adaptive != null) {
-        builder.adaptive(adaptive);
+      BatcherConfig.Builder builder = BatcherConfig.builder().maxInFlightBatches(connections);
+      if (!limits.equals("default")) { // tuned by hand: room for every caller, and a mode or fixed limits
+        builder.ringSize(ringSize).maxBatchSize(BATCH_CAP);
+        if (adaptive == null) {
+          builder.linger(Duration.ZERO);
+        } else {
+          builder.adaptive(adaptive);
+        }
       }
       BatcherConfig config = builder.build();
       try (Batcher<Event, Integer> batcher = connections > 1
@@ -149,8 +157,9 @@ final class JdbcDemo {
         });
         batched = CallerHarness.run("ringbatch", callers, rows,
             (caller, i) -> batcher.submitAndWait(event(caller, i, badPercent)), out, threads);
-        if (adaptive != null) {
-          out.println("adaptive limits (" + adaptive + ") at the end: " + batcher.limits());
+        if (config.adaptive() != null) {
+          out.println("adaptive limits (" + config.adaptive() + ", --adaptive " + limits + ") at the end: "
+              + batcher.limits());
         }
         stats = batcher.close(Duration.ofSeconds(30)).stats();
       } finally {

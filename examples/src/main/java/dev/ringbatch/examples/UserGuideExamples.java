@@ -121,7 +121,7 @@ public final class UserGuideExamples {
     BatchSink<String, Void> sink = BatchSink.noResult(lines -> { });
     // tag::linger[]
     Batcher<String, Void> batcher = Batcher.of("metrics", BatcherConfig.builder()
-        .linger(Duration.ofMillis(5))                    // opt-in: a small batch waits up to 5 ms for company
+        .linger(Duration.ofMillis(5))                    // fixed: a small batch waits up to 5 ms for company
         .build(), sink);
     batcher.offer("cpu=0.42");
     batcher.flush().join();                              // written now: flush cuts the linger short
@@ -181,7 +181,7 @@ public final class UserGuideExamples {
     // tag::overflow[]
     batcher.submit("event").whenComplete((ignored, error) -> {
       if (error instanceof BatcherFullException full) {
-        // "Batcher 'events' is full (capacity 1024); item dropped": shed load, answer 503, ...
+        // "Batcher 'events' is full (capacity 4096); item dropped": shed load, answer 503, ...
         System.out.println(full.getMessage() + " reason=" + full.reason());
       } else if (error instanceof BatcherClosedException closed) {
         System.out.println(closed.getMessage());

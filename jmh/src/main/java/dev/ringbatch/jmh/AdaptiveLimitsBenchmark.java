@@ -32,7 +32,8 @@ import org.openjdk.jmh.infra.IterationParams;
  * Adaptive limits against static ones (issue 24): K callers in a closed loop ({@code submit(x).join()}) into a sink
  * whose every call costs a fixed {@code F} plus {@code c} per item, spent waiting as a remote call or a commit does
  * (parked, then spun for the last 60 µs so that short costs stay exact). {@code limits} is {@code static} (the
- * given {@code maxBatch} and {@code lingerMicros}), {@code throughput} or {@code latency} ({@link Adaptive}, capped
+ * given {@code maxBatch} and {@code lingerMicros}), {@code defaults} (nothing set: the default ring, cap and mode
+ * a user gets), {@code throughput} or {@code latency} ({@link Adaptive}, capped
  * at {@code maxBatch}, p99 target {@code p99Micros}). The score is invocations per second: calls per second =
  * score x callers x calls. Each fork logs its mean batch size and the p50/p99 of a call's round trip through
  * {@link BatchLog}.
@@ -108,12 +109,15 @@ public class AdaptiveLimitsBenchmark {
   @Setup(Level.Trial)
   public void start() throws IOException {
     loads = Arrays.stream(callers.split(">")).mapToInt(Integer::parseInt).toArray();
-    BatcherConfig.Builder config = BatcherConfig.builder().ringSize(16_384).maxBatchSize(maxBatch);
+    BatcherConfig.Builder config = limits.equals("defaults") ? BatcherConfig.builder()
+        : BatcherConfig.builder().ringSize(16_384).maxBatchSize(maxBatch);
     switch (limits) {
+      case "defaults" -> { } // nothing set: the ring, the cap and the mode a user gets
       case "static" -> config.linger(Duration.ofNanos(lingerMicros * 1_000));
       case "throughput" -> config.adaptive(Adaptive.throughput());
       case "latency" -> config.adaptive(Adaptive.latency(Duration.ofNanos(p99Micros * 1_000)));
-      default -> throw new IllegalArgumentException("limits must be static, throughput or latency but was " + limits);
+      default -> throw new IllegalArgumentException("limits must be defaults, static, throughput or latency but was "
+          + limits);
     }
     batcher = Batcher.of("adaptive-bench", config.build(), BatchSink.noResult(this::write));
     boolean virtual = switch (threads) {

@@ -2,6 +2,8 @@ package dev.ringbatch.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ringbatch.Adaptive;
+import dev.ringbatch.BatchLimits;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.OverflowPolicy;
@@ -89,8 +91,24 @@ class BatcherAutoConfigurationTest {
   }
 
   @Test
-  void ringSmallerThanDefaultBatch_failsStartupNamingTheRingSize() {
+  void aRingAloneCapsTheTunedBatch_andALingerFixesTheLimits() {
     runner.withPropertyValues("ringbatch.batchers.orders.ring-size=128")
+        .run(context -> {
+          Batcher<?, ?> orders = context.getBean(Batcher.class);
+          assertThat(orders.config().adaptive()).isEqualTo(Adaptive.throughput());
+          assertThat(orders.config().limits().maxBatchSize()).isEqualTo(128);
+        });
+    runner.withPropertyValues("ringbatch.batchers.orders.linger=0ms")
+        .run(context -> {
+          Batcher<?, ?> orders = context.getBean(Batcher.class);
+          assertThat(orders.config().adaptive()).isNull();
+          assertThat(orders.config().limits()).isEqualTo(BatchLimits.ofDefaults());
+        });
+  }
+
+  @Test
+  void ringSmallerThanTheFixedLimitsBatch_failsStartupNamingTheRingSize() {
+    runner.withPropertyValues("ringbatch.batchers.orders.ring-size=128", "ringbatch.batchers.orders.linger=0ms")
         .run(context -> assertThat(context.getStartupFailure()).rootCause()
             .isInstanceOf(InvalidConfigurationPropertyValueException.class)
             .hasMessage("Property ringbatch.batchers.orders.ring-size with value '128' is invalid: "

@@ -44,7 +44,7 @@ class BatcherFactoryTest {
           assertThat(orders.config().ringSize()).isEqualTo(64);
           assertThat(orders.config().limits().maxBatchSize()).isEqualTo(8);
           assertThat(audit.config().ringSize()).isEqualTo(256);
-          assertThat(audit.config().limits().maxBatchSize()).isEqualTo(BatcherConfig.ofDefaults().limits().maxBatchSize());
+          assertThat(audit.config().limits().maxBatchSize()).isEqualTo(256); // its ring caps the tuned batch
         });
   }
 

@@ -63,7 +63,7 @@ class BatchersEndpointTest {
       Batcher<String, Void> bulk = factory.create("bulk", BatchSink.noResult(items -> { }));
       BatchersEndpoint endpoint = context.getBean(BatchersEndpoint.class);
 
-      assertThat(endpoint.batcher("bulk").get("limits")).isEqualTo(Map.of("maxBatchSize", 1024, "linger", "PT0S",
+      assertThat(endpoint.batcher("bulk").get("limits")).isEqualTo(Map.of("maxBatchSize", 4096, "linger", "PT0S",
           "adaptive", "Adaptive{throughput, maxLinger=PT0.001S}"));
       Map<String, Object> changed = endpoint.limits("bulk", 8, null, Duration.ofMillis(5));
       assertThat(changed.get("limits")).isEqualTo(Map.of("maxBatchSize", 8, "linger", "PT0.005S",

@@ -117,7 +117,7 @@ class StartupValidationTest {
           assertThat(factory.config("audit").adaptive()).isEqualTo(
               dev.ringbatch.Adaptive.latency(Duration.ofMillis(20)).withMaxLinger(Duration.ofNanos(300_000)));
           assertThat(factory.config("bulk").adaptive()).isEqualTo(dev.ringbatch.Adaptive.throughput());
-          assertThat(factory.config("bulk").limits().maxBatchSize()).isEqualTo(1024); // the ring: the cap
+          assertThat(factory.config("bulk").limits().maxBatchSize()).isEqualTo(4096); // the ring: the cap
         });
   }
 

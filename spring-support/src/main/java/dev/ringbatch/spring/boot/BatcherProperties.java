@@ -295,16 +295,22 @@ public class BatcherProperties {
 
   /** The settings of one batcher; each maps onto the same-named option of {@code BatcherConfig.Builder}. */
   public static class Settings {
-    /** Slots in the ring, a power of two: the bound on items accepted but not yet taken by the consumer. */
+    /**
+     * Slots in the ring, a power of two: the bound on items accepted but not yet taken by the consumer, and so on
+     * the batcher's memory (about 170 bytes a slot); it caps a tuned batch whose max-batch-size is not set.
+     */
     private @Nullable Integer ringSize;
 
-    /** The most items per batch; must not exceed the ring size. */
+    /** The most items per batch, at most the ring size: a cap of tuned limits; 256 when a linger fixes them. */
     private @Nullable Integer maxBatchSize;
 
     /** The most weight (usually bytes) per batch; needs a weigher. */
     private @Nullable Long maxBatchBytes;
 
-    /** How long a small batch may wait for more items after the ring runs dry; 0 writes at once. */
+    /**
+     * How long a small batch may wait for more items after the ring runs dry; 0 writes at once. Setting it fixes
+     * the limits; unset, the batcher chooses it.
+     */
     private @Nullable Duration linger;
 
     /** What producers do when the ring is full: block (up to submit-timeout) or drop. */
@@ -335,8 +341,9 @@ public class BatcherProperties {
     private final Retry retry = new Retry();
 
     /**
-     * Limits that tune themselves: throughput (the most items per second) or latency (the most within
-     * adaptive-p99); max-batch-size and max-batch-bytes become caps, and linger must not be set.
+     * How the limits tune themselves: throughput (the most items per second; the default unless linger is set)
+     * or latency (the most within adaptive-p99); max-batch-size and max-batch-bytes are caps, and linger must not
+     * be set with it.
      */
     private dev.ringbatch.Adaptive.@Nullable Goal adaptive;
 

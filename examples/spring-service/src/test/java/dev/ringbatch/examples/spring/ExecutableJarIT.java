@@ -67,8 +67,9 @@ class ExecutableJarIT {
   }
 
   @Test
-  void javaJar_ringSmallerThanDefaultBatch_failsStartupNamingTheRingSize() throws Exception {
-    start("--server.port=0", "--ringbatch.batchers.events.ring-size=128", "--ringbatch.batchers.events.max-batch-size=");
+  void javaJar_ringSmallerThanTheFixedLimitsBatch_failsStartupNamingTheRingSize() throws Exception {
+    start("--server.port=0", "--ringbatch.batchers.events.ring-size=128", "--ringbatch.batchers.events.max-batch-size=",
+        "--ringbatch.batchers.events.linger=0ms");
 
     assertThat(process.waitFor(120, TimeUnit.SECONDS)).isTrue();
     assertThat(process.exitValue()).isNotZero();
