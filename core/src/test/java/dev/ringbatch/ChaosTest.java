@@ -44,8 +44,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Randomized chaos against the public API only. Each round builds a batcher with random limits (items,
- * bytes with random weights, linger), overflow policy and retry policy (some with a retryOn predicate that
- * throws), and a sync or async sink that delays, throws (exceptions and errors), fails single items and
+ * bytes with random weights, linger, or no linger set: the default, limits that tune themselves), overflow policy
+ * and retry policy (some with a retryOn predicate that throws), and a sync or async sink that delays, throws (exceptions and errors), fails single items and
  * completes the rest. Producers (platform threads, and virtual threads on JDK 21+) submit and offer unique
  * ids; some futures get slow or throwing dependent actions, or ones that submit again (or submitAndWait).
  * An agitator interrupts producers (and sometimes the consumer), flushes and changes the limits. At a random
@@ -318,15 +318,18 @@ class ChaosTest {
     void run() throws Exception {
       int maxBatchSize = 1 + rnd.nextInt(rnd.nextBoolean() ? ringSize : Math.min(ringSize, 8));
       Duration linger = rnd.nextBoolean() ? Duration.ZERO : Duration.ofNanos(rnd.nextInt(3_000_001));
+      boolean tuned = linger.isZero() && rnd.nextBoolean(); // no linger set: the default, limits that tune themselves
       boolean block = rnd.nextBoolean();
       BatcherConfig.Builder b = BatcherConfig.builder()
           .ringSize(ringSize)
           .maxBatchSize(maxBatchSize)
-          .linger(linger)
           .overflowPolicy(block ? OverflowPolicy.BLOCK : OverflowPolicy.DROP)
           .submitTimeout(Duration.ofMillis(5 + rnd.nextInt(46)))
           .closeTimeout(Duration.ofMillis(rnd.nextInt(21)))
           .threadFactory(consumerFactory());
+      if (!tuned) {
+        b.linger(linger);
+      }
       long maxBatchBytes = BatchLimits.NO_BYTE_LIMIT;
       if (mode == SinkMode.SYNC_WEIGHED && rnd.nextInt(4) != 0) {
         maxBatchBytes = 1 + rnd.nextInt(maxWeight * 8);
@@ -342,7 +345,7 @@ class ChaosTest {
       BatcherConfig config = b.build();
       description.append(mode).append(" ring=").append(ringSize).append(" maxBatch=").append(maxBatchSize)
           .append(maxBatchBytes == BatchLimits.NO_BYTE_LIMIT ? "" : " maxBytes=" + maxBatchBytes)
-          .append(" linger=").append(linger.toNanos() / 1000).append("us ")
+          .append(tuned ? " tuned " : " linger=" + linger.toNanos() / 1000 + "us ")
           .append(block ? "BLOCK/" + config.submitTimeout().toMillis() + "ms" : "DROP")
           .append(mode == SinkMode.ASYNC ? " inFlight=" + inFlight : "")
           .append(retrying ? (throwingRetryOn ? " retry(throwing retryOn)" : " retry") : "")
@@ -356,7 +359,7 @@ class ChaosTest {
       tag(mode.toString());
       tag(maxBatchBytes == BatchLimits.NO_BYTE_LIMIT ? "no-byte-limit" : "byte-limit");
       tag(block ? "BLOCK" : "DROP");
-      tag(linger.isZero() ? "no-linger" : "linger");
+      tag(tuned ? "tuned" : linger.isZero() ? "no-linger" : "linger");
       tag(!retrying ? "no-retry" : throwingRetryOn ? "retry-throwing-retryOn" : "retry");
       if (interruptConsumer) {
         tag("consumer-interrupts");
