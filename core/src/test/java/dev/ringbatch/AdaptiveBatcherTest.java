@@ -175,13 +175,14 @@ class AdaptiveBatcherTest {
   }
 
   @Test
-  void aTickerThatBlocksInTheControllersReadAfterAWrite_closeStillReturnsAndEveryOutcomeBalances() throws Exception {
+  void aTickerThatBlocksOnTheConsumerRightAfterAWrite_closeStillReturnsAndEveryOutcomeBalances() throws Exception {
     AtomicReference<CompletableFuture<Void>> first = new AtomicReference<>();
     CountDownLatch blocked = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     Ticker blocking = () -> {
       CompletableFuture<Void> f = first.get();
-      // the first read on the consumer once the item's future is complete: the controller's, after the write
+      // the first read on the consumer once the item's future is complete: the next write's start (the controller
+      // reads none of its own after a write: it takes the writer's readings)
       if (f != null && f.isDone() && Thread.currentThread().getName().equals("adaptive-test-consumer")
           && blocked.getCount() == 1) {
         blocked.countDown();
@@ -196,18 +197,21 @@ class AdaptiveBatcherTest {
     BatcherConfig config = BatcherConfig.builder().ringSize(256).adaptive(Adaptive.throughput()).ticker(blocking)
         .threadFactory(r -> new Thread(r, "adaptive-test-consumer")).build();
     // The sink waits until the dependent action below is attached, so that it runs on the consumer thread when the
-    // item completes, before the controller's reading (attached later, it would run on this thread, after it).
+    // item completes, before the next reading (attached later, it would run on this thread, after it).
+    CountDownLatch inSink = new CountDownLatch(1);
     CountDownLatch attached = new CountDownLatch(1);
     Batcher<Integer, Void> b = Batcher.of("adaptive-blocked", config, BatchSink.noResult(items -> {
+      inSink.countDown();
       assertThat(attached.await(10, TimeUnit.SECONDS)).isTrue();
     }));
     try {
       CompletableFuture<Void> one = new CompletableFuture<>();
       first.set(one);
       b.submit(1).whenComplete((v, e) -> one.complete(null));
+      assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
+      CompletableFuture<Void> late = b.submit(2); // the next batch, whose write start reads the blocking ticker
       attached.countDown();
       assertThat(blocked.await(10, TimeUnit.SECONDS)).as("the consumer blocked in the ticker").isTrue();
-      CompletableFuture<Void> late = b.submit(2);
       long start = System.nanoTime();
       CloseReport report = b.close(Duration.ofMillis(100));
       assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(5));
