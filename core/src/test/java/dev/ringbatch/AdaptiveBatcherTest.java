@@ -40,10 +40,22 @@ class AdaptiveBatcherTest {
     final AtomicLong offset = new AtomicLong();
     volatile boolean frozen;
     volatile long frozenAt;
+    /** The consumer's last reading: once it is idle, the end of its last write. */
+    volatile long lastConsumerRead;
 
     @Override
     public long read() {
-      return frozen ? frozenAt : System.nanoTime() + offset.get();
+      long now = frozen ? frozenAt : System.nanoTime() + offset.get();
+      if (Thread.currentThread().getName().equals("adaptive-test-consumer")) {
+        lastConsumerRead = now;
+      }
+      return now;
+    }
+
+    /** Stops the clock at the consumer's last reading: to the consumer, no time passed since its last write. */
+    void freezeAtLastConsumerRead() {
+      frozenAt = lastConsumerRead;
+      frozen = true;
     }
 
     void freeze(long jumpNanos) {
@@ -230,10 +242,10 @@ class AdaptiveBatcherTest {
   void flushAndCloseCutALearntLinger() throws Exception {
     start(Adaptive.throughput().withMaxLinger(MAX_LINGER));
     learnALinger();
-    // Frozen before the last write's end (no idle spell, whatever the callers and the consumer took to stop: on a
+    // Frozen at the last write's end (no idle spell, whatever the callers and the consumer took to stop: on a
     // loaded machine that took more than the 10 ms this step once was), after a batch of two or more: the next item
     // is held, and its linger never ends.
-    ticker.freeze(-TimeUnit.SECONDS.toNanos(60));
+    ticker.freezeAtLastConsumerRead();
     CompletableFuture<Void> held = batcher.submit(1);
     assertThatThrownBy(() -> held.get(50, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);
     batcher.flush().get(10, TimeUnit.SECONDS);
@@ -244,6 +256,16 @@ class AdaptiveBatcherTest {
     assertThat(report.drained()).isTrue();
     assertThat(heldAgain).isCompleted();
     assertThat(third).isCompleted();
+  }
+
+  @Test
+  void tickerSteppedBackDuringIdle_theFirstItemAfterIsNotHeld() throws Exception {
+    start(Adaptive.throughput().withMaxLinger(MAX_LINGER));
+    learnALinger();
+    // A minute back (a wall clock corrected by NTP), then no time passes: were the item held, it would stay held.
+    ticker.freeze(-TimeUnit.SECONDS.toNanos(60));
+    assertThat(batcher.limits().linger()).isPositive();
+    batcher.submit(1).get(10, TimeUnit.SECONDS);
   }
 
   @Test

@@ -139,10 +139,12 @@ public final class AdaptiveLimits {
   /**
    * Whether a batch whose first item was taken at {@code batchStart} may linger: only if it follows closely a
    * write of two items or more (someone to gather with). The first item after an idle spell, and a lone caller's,
-   * go at once.
+   * go at once; so does one read on a ticker that stepped back since that write (a wall clock corrected, or
+   * {@code GuardedTicker}'s switch of origin), which cannot tell how long the consumer was idle.
    */
   public boolean mayLinger(long batchStart) {
-    return lastSize >= 2 && lastWriteEnd != UNSET && batchStart - lastWriteEnd <= idleGap();
+    long gap = batchStart - lastWriteEnd;
+    return lastSize >= 2 && lastWriteEnd != UNSET && gap >= 0 && gap <= idleGap();
   }
 
   private long idleGap() {
