@@ -8,8 +8,9 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Opt-in limits that tune themselves: the batcher chooses its linger, and in latency mode its batch size, from
- * what it measures, instead of a value guessed once. Set it with {@link BatcherConfig.Builder#adaptive}.
+ * Limits that tune themselves: the batcher chooses its linger, and in latency mode its batch size, from what it
+ * measures, instead of a value guessed once. Choose the mode with {@link BatcherConfig.Builder#adaptive}; a config
+ * given no linger and no limits gets {@link #throughput()}.
  *
  * <ul>
  *   <li>{@link #throughput()}: the most items per second. The batcher lingers only where a linger was measured

@@ -13,8 +13,9 @@ import org.jspecify.annotations.Nullable;
  * more items when a batch is small. Immutable; change a running batcher's limits with
  * {@link Batcher#setLimits(BatchLimits)}.
  *
- * <p>Without linger (the default) a batch ends the moment the ring runs dry, so a lone caller never waits
- * for a timer and batches grow by themselves under load ("natural batching").
+ * <p>Without linger (the default of fixed limits, and of {@link Adaptive} ones until a linger is measured to pay)
+ * a batch ends the moment the ring runs dry, so a lone caller never waits for a timer and batches grow by
+ * themselves under load ("natural batching").
  */
 public final class BatchLimits {
 

@@ -11,8 +11,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Producers publish items into a bounded ring; one consumer thread takes what it finds and writes a batch
  * whenever the ring runs dry, or a batch reaches {@link BatchLimits#maxBatchSize()} or
- * {@link BatchLimits#maxBatchBytes()} (or, opt-in, its {@link BatchLimits#linger()} runs out). At low load a
- * batch is one item and nobody waits on a timer; under load batches grow by themselves.
+ * {@link BatchLimits#maxBatchBytes()} (or its {@link BatchLimits#linger()} runs out: one set, or one the
+ * {@link Adaptive} limits of the default config measured to pay). At low load a batch is one item and nobody waits
+ * on a timer; under load batches grow by themselves.
  *
  * <pre>{@code
  * try (Batcher<Order, Integer> batcher = Batcher.of("orders", BatcherConfig.ofDefaults(), sink)) {

@@ -232,8 +232,8 @@ public final class BatcherConfig {
 
     /**
      * Sets how long a small batch may wait for more items after the ring runs dry. Zero disables it. A linger set
-     * here fixes the limits: the batcher no longer tunes them (unless {@link #adaptive} is set too, which
-     * {@link #build()} refuses).
+     * here fixes the limits: the batcher no longer tunes them, unless {@link #adaptive} is set too, which wins over a
+     * zero linger ({@link #build()} refuses it with any other).
      *
      * @throws IllegalArgumentException if {@code linger} is negative
      */
@@ -260,8 +260,8 @@ public final class BatcherConfig {
     /**
      * Chooses how the limits tune themselves: {@link Adaptive#throughput()} (the default, unless a linger or
      * limits are set) or {@link Adaptive#latency}. The configured maxBatchSize and maxBatchBytes are caps, and
-     * maxBatchSize defaults to the ring size. The batcher chooses the linger: setting one as well is refused by
-     * {@link #build()}.
+     * maxBatchSize defaults to the ring size. The batcher chooses the linger: setting one other than zero as well is
+     * refused by {@link #build()}.
      */
     public Builder adaptive(Adaptive adaptive) {
       this.adaptive = requireNonNull(adaptive, "adaptive");
@@ -344,8 +344,8 @@ public final class BatcherConfig {
     /**
      * Returns the configuration.
      *
-     * @throws IllegalStateException if {@code maxBatchSize} exceeds {@code ringSize}, or a linger is set with
-     *     {@link #adaptive}
+     * @throws IllegalStateException if {@code maxBatchSize} exceeds {@code ringSize}, or a linger other than zero
+     *     is set with {@link #adaptive}
      */
     public BatcherConfig build() {
       Adaptive mode = adaptive != null ? adaptive : lingerSet ? null : Adaptive.throughput();

@@ -183,12 +183,15 @@ final class Coalescer<T, R> {
       batch = next;
     }
     if (a != null) {
-      // The writer's own readings, not one more: a ticker read here is one more call out after the callers were
-      // woken, and it cost a lone caller its spin (P4 p50 0.34 -> 0.68 us on JDK 25, forks at 15 us:
-      // docs/results/issue37-default-switch-side-by-side.txt). Completing the futures counts towards the next batch.
+      // A batch of one (a lone caller's) ends with the writer's own readings: one more ticker read here is one more
+      // call out after the caller was woken, and it cost a lone caller its spin (P4 p50 0.34 -> 0.68 us on JDK 25).
+      // A batch of two or more ends once its callers are woken and its recorders told: that work (with hundreds of
+      // callers, longer than the sink) is the batch's, and counted towards the next it would pass for an idle gap,
+      // which stops every linger and every epoch. Only such a batch may be followed by a linger anyway.
       long start = writer.lastWriteStart();
       long sinkNanos = writer.lastSinkNanos();
-      String change = a.writeEnded(size, start, sinkNanos, start + Math.max(0, sinkNanos));
+      long end = size >= 2 ? readTicker() : start + Math.max(0, sinkNanos);
+      String change = a.writeEnded(size, start, sinkNanos, end);
       if (change != null) {
         handOver.callOut(() -> SafeLog.log(ADAPTIVE_LOG, Level.DEBUG, "batcher '" + name + "': adaptive limits now "
             + a.published() + ": " + change, null));

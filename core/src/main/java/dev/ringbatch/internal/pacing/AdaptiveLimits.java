@@ -139,10 +139,12 @@ public final class AdaptiveLimits {
   /**
    * Whether a batch whose first item was taken at {@code batchStart} may linger: only if it follows closely a
    * write of two items or more (someone to gather with). The first item after an idle spell, and a lone caller's,
-   * go at once.
+   * go at once; so does one read on a ticker that stepped back since that write (a wall clock corrected, or
+   * {@code GuardedTicker}'s switch of origin), which cannot tell how long the consumer was idle.
    */
   public boolean mayLinger(long batchStart) {
-    return lastSize >= 2 && lastWriteEnd != UNSET && batchStart - lastWriteEnd <= idleGap();
+    long gap = batchStart - lastWriteEnd;
+    return lastSize >= 2 && lastWriteEnd != UNSET && gap >= 0 && gap <= idleGap();
   }
 
   private long idleGap() {
@@ -167,9 +169,9 @@ public final class AdaptiveLimits {
 
   /**
    * A batch of {@code size} items, whose write the writer started at {@code start} (its own ticker reading),
-   * ended at {@code now}: for a synchronous sink, written in {@code sinkNanos} (every attempt), its futures completed
-   * next; for an asynchronous one, handed over. Returns a description of the change if the limits changed, or
-   * null.
+   * ended at {@code now}: for a synchronous sink, written in {@code sinkNanos} (every attempt) and, if it held two
+   * items or more, its futures completed; for an asynchronous one, handed over. Returns a description of the
+   * change if the limits changed, or null.
    */
   public @Nullable String writeEnded(int size, long start, long sinkNanos, long now) {
     if (epochStart == UNSET || start - epochStart < 0 || start - lastWriteEnd < 0 || now - start < 0) {
@@ -189,7 +191,7 @@ public final class AdaptiveLimits {
       }
       writeNanos = asyncWriteNanos; // the items' round trip: their wait, and a write as long as the last
     } else {
-      writeNanos = now - start; // the round trip ends with the write: its futures are completed right after
+      writeNanos = now - start; // the round trip ends once the futures are completed (a lone item's: right after)
       fit.add(size, sinkNanos); // the sink's cost alone: waking the callers is not the sink's
     }
     for (int i = 0; i < stamped; i++) {

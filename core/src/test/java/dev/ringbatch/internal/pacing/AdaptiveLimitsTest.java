@@ -187,6 +187,18 @@ class AdaptiveLimitsTest {
   }
 
   @Test
+  void mayLinger_tickerSteppedBackSinceTheLastWrite_neverHeld() {
+    // A wall clock corrected backwards, or GuardedTicker's switch to System.nanoTime() after a ticker threw: the
+    // reading says nothing of how long the consumer was idle, so the batch is never held on it.
+    AdaptiveLimits controller = new AdaptiveLimits(Adaptive.throughput(), CAPS, false);
+    long now = 1_000_000_000L;
+    controller.writeEnded(2, now, 10 * MICROS, now += 10 * MICROS);
+    assertThat(controller.mayLinger(now + MICROS)).as("right after two items").isTrue();
+    assertThat(controller.mayLinger(now - MICROS)).as("a microsecond back").isFalse();
+    assertThat(controller.mayLinger(now - 3_600_000_000_000L)).as("an hour back").isFalse();
+  }
+
+  @Test
   void latencyModeShrinksBatchesWhoseItemCostBreaksTheTarget() {
     // saturated: every batch is full; F = 100 µs, c = 5 µs: a batch of 4096 takes 20 ms, the target is 1 ms
     ClosedLoop loop = new ClosedLoop(Adaptive.latency(Duration.ofMillis(1)), 1 << 20, 100 * MICROS, 5 * MICROS,

@@ -122,6 +122,30 @@ class StartupValidationTest {
   }
 
   @Test
+  void adaptiveMaxLingerAlone_capsTheDefaultTuning_andWithALingerFailsStartupNamingBothKeys() {
+    runner.withPropertyValues("ringbatch.batchers.bulk.adaptive-max-linger=200us",
+            "ringbatch.defaults.adaptive-max-linger=50us", "ringbatch.batchers.audit.ring-size=64",
+            "ringbatch.batchers.fixed.linger=2ms")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          BatcherFactory factory = context.getBean(BatcherFactory.class);
+          assertThat(factory.config("bulk").adaptive()) // the limits tune themselves by default: the cap applies
+              .isEqualTo(dev.ringbatch.Adaptive.throughput().withMaxLinger(Duration.ofNanos(200_000)));
+          assertThat(factory.config("audit").adaptive())
+              .isEqualTo(dev.ringbatch.Adaptive.throughput().withMaxLinger(Duration.ofNanos(50_000)));
+          assertThat(factory.config("fixed").adaptive()).as("its own linger fixes its limits: the defaults' cap of"
+              + " the tuning does not apply").isNull();
+          assertThat(factory.config("fixed").limits().linger()).isEqualTo(Duration.ofMillis(2));
+        });
+    runner.withPropertyValues("ringbatch.batchers.bulk.adaptive-max-linger=200us",
+            "ringbatch.defaults.linger=0ms")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.batchers.bulk.adaptive-max-linger with value 'PT0.0002S' is invalid: "
+                + "needs limits that tune themselves, but ringbatch.defaults.linger fixes them"));
+  }
+
+  @Test
   void adaptiveLatencyWithoutATarget_failsStartupNamingTheKey() {
     runner.withPropertyValues("ringbatch.batchers.audit.adaptive=latency")
         .run(context -> assertThat(context.getStartupFailure()).rootCause()

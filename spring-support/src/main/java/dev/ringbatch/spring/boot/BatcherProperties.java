@@ -309,7 +309,7 @@ public class BatcherProperties {
 
     /**
      * How long a small batch may wait for more items after the ring runs dry; 0 writes at once. Setting it fixes
-     * the limits; unset, the batcher chooses it.
+     * the limits (unless adaptive is set, which wins over 0); unset, the batcher chooses it.
      */
     private @Nullable Duration linger;
 
@@ -342,15 +342,15 @@ public class BatcherProperties {
 
     /**
      * How the limits tune themselves: throughput (the most items per second; the default unless linger is set)
-     * or latency (the most within adaptive-p99); max-batch-size and max-batch-bytes are caps, and linger must not
-     * be set with it.
+     * or latency (the most within adaptive-p99); max-batch-size and max-batch-bytes are caps, and a linger other
+     * than 0 must not be set with it.
      */
     private dev.ringbatch.Adaptive.@Nullable Goal adaptive;
 
     /** The p99 round-trip target of adaptive latency mode. */
     private @Nullable Duration adaptiveP99;
 
-    /** The longest linger an adaptive batcher may choose (1ms when unset). */
+    /** The longest linger an adaptive batcher may choose (1ms when unset); alone, it caps the default tuning. */
     private @Nullable Duration adaptiveMaxLinger;
 
     public dev.ringbatch.Adaptive.@Nullable Goal getAdaptive() {

@@ -225,7 +225,8 @@ final class PropertiesConfigMapper {
 
   /**
    * The adaptive keys, each from {@code own} or else the defaults: a goal, its p99 target (latency only) and the
-   * longest linger it may choose. A misfit names the key where it was set.
+   * longest linger it may choose. Without a goal the limits tune themselves for throughput unless a linger fixes
+   * them, so a longest linger alone caps that default. A misfit names the key where it was set.
    */
   private static void applyAdaptive(BatcherConfig.Builder b, String prefix, @Nullable Settings own,
       @Nullable Settings defaults) {
@@ -239,11 +240,17 @@ final class PropertiesConfigMapper {
       if (p99 != null) {
         throw new InvalidConfigurationPropertyValueException(p99Key, p99, "needs adaptive=latency");
       }
-      if (maxLinger != null) {
-        throw new InvalidConfigurationPropertyValueException(maxLingerKey, maxLinger,
-            "needs adaptive (throughput or latency)");
+      if (maxLinger == null) {
+        return; // the builder's default: throughput, unless a linger fixes the limits
       }
-      return;
+      if (valueOf(own, defaults, Settings::getLinger) != null) {
+        if (own != null && own.getLinger() != null && own.getAdaptiveMaxLinger() == null) {
+          return; // the batcher's own linger fixes its limits: the defaults' cap of the tuning does not apply
+        }
+        throw new InvalidConfigurationPropertyValueException(maxLingerKey, maxLinger, "needs limits that tune"
+            + " themselves, but " + lastSet(prefix, own, "linger", Settings::getLinger) + " fixes them");
+      }
+      goal = Adaptive.Goal.THROUGHPUT; // the default mode, which the longest linger caps
     }
     Adaptive adaptive;
     if (goal == Adaptive.Goal.LATENCY) {
