@@ -184,7 +184,8 @@ final class Coalescer<T, R> {
     }
     if (a != null) {
       // A batch of one (a lone caller's) ends with the writer's own readings: one more ticker read here is one more
-      // call out after the caller was woken, and it cost a lone caller its spin (P4 p50 0.34 -> 0.68 us on JDK 25).
+      // call out after the caller was woken, and it cost a lone caller its spin (P4 p50 0.34 -> 0.68 us on JDK 25:
+      // docs/results/issue37-default-switch-side-by-side.txt).
       // A batch of two or more ends once its callers are woken and its recorders told: that work (with hundreds of
       // callers, longer than the sink) is the batch's, and counted towards the next it would pass for an idle gap,
       // which stops every linger and every epoch. Only such a batch may be followed by a linger anyway.
