@@ -14,6 +14,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import me.tongfei.progressbar.ProgressBar;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -83,27 +84,9 @@ public final class AdaptiveReport {
         for (String threads : feature >= 21 ? new String[] {"virtual", "platform"} : new String[] {"platform"}) {
           String[] fixed = threads.equals("virtual") ? new String[] {"20", "500", "2000"} : new String[] {"20", "2000"};
           String[] callers = threads.equals("virtual") ? new String[] {"10", "100", "2000"} : new String[] {"10", "100"};
-          Map<String, Cell> byKey = new LinkedHashMap<>();
-          for (String f : fixed) {
-            for (String k : callers) {
-              Cell cell = new Cell(java, feature, threads, f, k, new LinkedHashMap<>());
-              byKey.put(f + "/" + k, cell);
-              cells.add(cell);
-            }
-          }
-          for (Config config : configs) {
-            bar.setExtraMessage(" JDK " + feature + " " + threads + " " + config.label());
-            ChainedOptionsBuilder options = options(java, forks, smoke, batchLogs.get(java), stepLog, null)
-                .param("threads", threads).param("fixedMicros", fixed).param("callers", callers);
-            for (int i = 0; i + 1 < config.params().length; i += 2) {
-              options.param(config.params()[i], config.params()[i + 1]);
-            }
-            for (RunResult run : run(options)) {
-              String key = run.getParams().getParam("fixedMicros") + "/" + run.getParams().getParam("callers");
-              byKey.get(key).runs().put(config.label(), run);
-            }
-            bar.step();
-          }
+          Path batchLog = batchLogs.get(java);
+          runGrid(() -> options(java, forks, smoke, batchLog, stepLog, null), new Cell(java, feature, threads, "",
+              "", Map.of()), fixed, callers, configs, cells, bar);
         }
         if (feature >= 21) {
           stepsJava = java;
@@ -138,6 +121,35 @@ public final class AdaptiveReport {
     }
   }
 
+  /**
+   * Runs each configuration over the cells F x K of one JVM and thread kind ({@code like}'s), one JMH run per
+   * configuration, and adds the cells, with their runs by configuration label, to {@code cells}.
+   */
+  static void runGrid(Supplier<ChainedOptionsBuilder> options, Cell like, String[] fixed, String[] callers,
+      List<Config> configs, List<Cell> cells, ProgressBar bar) throws RunnerException {
+    Map<String, Cell> byKey = new LinkedHashMap<>();
+    for (String f : fixed) {
+      for (String k : callers) {
+        Cell cell = new Cell(like.java(), like.feature(), like.threads(), f, k, new LinkedHashMap<>());
+        byKey.put(f + "/" + k, cell);
+        cells.add(cell);
+      }
+    }
+    for (Config config : configs) {
+      bar.setExtraMessage(" JDK " + like.feature() + " " + like.threads() + " " + config.label());
+      ChainedOptionsBuilder run = options.get().param("threads", like.threads()).param("fixedMicros", fixed)
+          .param("callers", callers);
+      for (int i = 0; i + 1 < config.params().length; i += 2) {
+        run.param(config.params()[i], config.params()[i + 1]);
+      }
+      for (RunResult result : run(run)) {
+        String key = result.getParams().getParam("fixedMicros") + "/" + result.getParams().getParam("callers");
+        byKey.get(key).runs().put(config.label(), result);
+      }
+      bar.step();
+    }
+  }
+
   /** The grid's configurations: the default, four static lingers under a cap of 4,096, and the two modes. */
   static List<Config> configs() {
     List<Config> configs = new ArrayList<>();
@@ -162,7 +174,7 @@ public final class AdaptiveReport {
         new String[] {"adaptive latency", "limits", "latency", "maxBatch", "4096", "p99Micros", target});
   }
 
-  private static ChainedOptionsBuilder options(String java, int forks, boolean smoke, Path batchLog, Path stepLog,
+  static ChainedOptionsBuilder options(String java, int forks, boolean smoke, Path batchLog, Path stepLog,
       Path series) {
     TimeValue iteration = smoke ? TimeValue.milliseconds(300) : TimeValue.seconds(1);
     String args = "-D" + BatchLog.PROPERTY + "=" + batchLog + " -Dringbatch.jmh.steps=" + stepLog
@@ -173,7 +185,7 @@ public final class AdaptiveReport {
         .verbosity(VerboseMode.SILENT);
   }
 
-  private static Collection<RunResult> run(ChainedOptionsBuilder options) throws RunnerException {
+  static Collection<RunResult> run(ChainedOptionsBuilder options) throws RunnerException {
     return new Runner(options.build()).run();
   }
 

@@ -1,0 +1,185 @@
+package dev.ringbatch.jmh.report;
+
+import static dev.ringbatch.jmh.report.BenchmarkReport.fmt;
+
+import dev.ringbatch.jmh.report.AdaptiveReport.Cell;
+import dev.ringbatch.jmh.report.AdaptiveReport.Config;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import me.tongfei.progressbar.ProgressBar;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.style.Styler;
+import org.openjdk.jmh.results.RunResult;
+
+/**
+ * Issue 37's grid: a batcher with nothing set ({@code AdaptiveLimitsBenchmark -p limits=defaults}: the default ring,
+ * cap and mode) against the best static (maxBatchSize, linger) found in the same run and against the defaults of
+ * before (256 items, no linger), for platform callers K = 1, 10, 100, 256 (JDK 17 and 21+) and virtual callers
+ * K = 10, 100, 2,000, 10,000 (JDK 21+), sinks of fixed cost F = 0, 20 µs, 500 µs and 2 ms plus 500 ns per item.
+ * Writes {@code issue37-defaults.md} and one chart per JVM and thread kind into {@code docs/results} with
+ * {@code -Dreport.publish}, else into {@code jmh/target/report}.
+ *
+ * <p>Run: {@code mvn -q -B package -Preport -DskipTests -pl jmh -am
+ * -Dreport.main=dev.ringbatch.jmh.report.DefaultsReport
+ * -Dreport.args="--jvms=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java,/usr/lib/jvm/java-17-openjdk-amd64/bin/java"}
+ * ({@code --forks=N}, default 3; {@code --smoke}: one short fork per cell; {@code --fixed=..} and
+ * {@code --platform=..}/{@code --virtual=..} narrow the grid, comma-separated). About two hours on 2 cores.
+ */
+public final class DefaultsReport {
+  static final String OLD_DEFAULT = "before (256, 0)";
+  static final String DEFAULTS = "nothing set";
+
+  private DefaultsReport() {}
+
+  public static void main(String[] args) throws Exception {
+    System.setProperty("java.awt.headless", "true");
+    Machine.commit(); // the tree as measured, before the run writes anything
+    List<String> list = List.of(String.join(" ", args).trim().split("\\s+"));
+    boolean smoke = list.contains("--smoke");
+    boolean publish = list.contains("--publish=true");
+    int forks = Integer.parseInt(VariantsReport.option(list, "--forks=", "3"));
+    String[] jvms = VariantsReport.option(list, "--jvms=", "java").split(",");
+    String[] fixed = VariantsReport.option(list, "--fixed=", "0,20,500,2000").split(",");
+    String[] platform = VariantsReport.option(list, "--platform=", "1,10,100,256").split(",");
+    String[] virtual = VariantsReport.option(list, "--virtual=", "10,100,2000,10000").split(",");
+    Path out = smoke ? Path.of("jmh/target/report-smoke") : publish ? Path.of("docs/results")
+        : Path.of("jmh/target/report");
+    Files.createDirectories(out);
+    Path batchLog = Files.createTempFile("ringbatch-defaults-batches", ".txt");
+    Path stepLog = Files.createTempFile("ringbatch-defaults-steps", ".txt");
+    List<Config> configs = configs();
+    List<Cell> cells = new ArrayList<>();
+    long started = System.nanoTime();
+    int steps = 0;
+    for (String java : jvms) {
+      steps += (VariantsReport.feature(java) >= 21 ? 2 : 1) * configs.size();
+    }
+    try (ProgressBar bar = BenchmarkReport.progressBar(steps)) {
+      for (String java : jvms) {
+        int feature = VariantsReport.feature(java);
+        for (String threads : feature >= 21 ? new String[] {"platform", "virtual"} : new String[] {"platform"}) {
+          AdaptiveReport.runGrid(() -> AdaptiveReport.options(java, forks, smoke, batchLog, stepLog, null),
+              new Cell(java, feature, threads, "", "", Map.of()), fixed,
+              threads.equals("virtual") ? virtual : platform, configs, cells, bar);
+        }
+      }
+    }
+    double minutes = (System.nanoTime() - started) / 60e9;
+    String command = String.join(" ", list).replace(" --publish=true", "").replace(" --publish=false", "");
+    String markdown = markdown(cells, configs, forks, minutes, command, charts(out, cells),
+        LocalDate.now(ZoneOffset.UTC), Machine.commit(), Machine.describe());
+    Files.writeString(out.resolve("issue37-defaults.md"), markdown, StandardCharsets.UTF_8);
+    System.out.println("wrote " + out.resolve("issue37-defaults.md"));
+  }
+
+  /** The grid's configurations: the old defaults, four static lingers under a cap of 4,096, and nothing set. */
+  static List<Config> configs() {
+    List<Config> configs = new ArrayList<>();
+    configs.add(new Config(OLD_DEFAULT, false, "limits", "static", "maxBatch", "256", "lingerMicros", "0"));
+    for (String linger : AdaptiveReport.STATIC_LINGERS) {
+      configs.add(new Config("static (4096, " + linger + " µs)", false, "limits", "static", "maxBatch", "4096",
+          "lingerMicros", linger));
+    }
+    configs.add(new Config(DEFAULTS, true, "limits", "defaults"));
+    return configs;
+  }
+
+  /** Calls per second of {@code label} in {@code cell}: the median over forks; NaN if it did not run. */
+  static double calls(Cell cell, String label) {
+    RunResult run = cell.runs().get(label);
+    return run == null ? Double.NaN
+        : VariantsReport.median(VariantsReport.forkScores(run)) * Integer.parseInt(cell.callers()) * 50;
+  }
+
+  /** The label of the best static configuration of {@code cell} (the old defaults included). */
+  static String bestStatic(Cell cell, List<Config> configs) {
+    String best = OLD_DEFAULT;
+    for (Config config : configs) {
+      if (!config.adaptive() && calls(cell, config.label()) > calls(cell, best)) {
+        best = config.label();
+      }
+    }
+    return best;
+  }
+
+  static String markdown(List<Cell> cells, List<Config> configs, int forks, double minutes, String args,
+      String charts, LocalDate date, String commit, String machine) {
+    StringBuilder s = new StringBuilder("# Issue 37: nothing set against the best static limits\n\n")
+        .append("Generated ").append(date).append(" at ").append(commit).append(" on ").append(machine).append(", ")
+        .append(forks).append(" forks per figure, 2 × 1 s warm-up and 3 × 1 s measured per fork, ")
+        .append(fmt(minutes, 0)).append(" minutes. Command: `mvn -q -B package -Preport -DskipTests -pl jmh -am ")
+        .append("-Dreport.main=dev.ringbatch.jmh.report.DefaultsReport -Dreport.args=\"").append(args)
+        .append("\"`.\n\n`AdaptiveLimitsBenchmark`: K callers in a closed loop (`submit(x).join()`) into a sink that ")
+        .append("waits F + 500 ns per item; calls/s are medians over forks. *Nothing set* is `BatcherConfig.builder()`")
+        .append(" as is (ring 4,096, the limits tuning themselves); the static configurations run on a ring of 16,384")
+        .append(". *Best static* is the best of the defaults before (256 items, no linger) and 4,096 items with a ")
+        .append("linger of 0, 20, 100 or 500 µs. Targets (issue 37): nothing set ≥ 0.95× the best static and ≥ 1.0× ")
+        .append("the defaults before, in every cell. ✗ marks a miss.\n\n");
+    int met = 0;
+    int all = 0;
+    String group = null;
+    for (Cell cell : cells) {
+      String name = "JDK " + cell.feature() + ", " + cell.threads() + " callers";
+      if (!name.equals(group)) {
+        group = name;
+        s.append("\n## ").append(name).append("\n\n| F | K | before (256, 0) | best static | nothing set |\n")
+            .append("|---|---|---|---|---|\n");
+      }
+      double old = calls(cell, OLD_DEFAULT);
+      String best = bestStatic(cell, configs);
+      double bestCalls = calls(cell, best);
+      double now = calls(cell, DEFAULTS);
+      boolean ok = now >= 0.95 * bestCalls && now >= old;
+      all++;
+      met += ok ? 1 : 0;
+      s.append("| ").append(AdaptiveReport.micros(Double.parseDouble(cell.fixedMicros()))).append(" | ")
+          .append(cell.callers()).append(" | ").append(fmt(old, 0)).append(" | ").append(best).append(": ")
+          .append(fmt(bestCalls, 0)).append(" | ").append(fmt(now, 0)).append(" = ").append(fmt(now / bestCalls, 2))
+          .append("× best, ").append(fmt(now / old, 2)).append("× before").append(ok ? "" : " ✗").append(" |\n");
+    }
+    s.append("\nNothing set meets both targets in ").append(met).append(" of ").append(all).append(" cells.\n\n")
+        .append("## Charts\n\n").append(charts);
+    return s.toString();
+  }
+
+  /** One bar chart per JVM and thread kind: nothing set and the defaults before, each over the best static. */
+  static String charts(Path dir, List<Cell> cells) throws IOException {
+    Map<String, List<Cell>> groups = new LinkedHashMap<>();
+    for (Cell cell : cells) {
+      groups.computeIfAbsent("jdk" + cell.feature() + "-" + cell.threads(), g -> new ArrayList<>()).add(cell);
+    }
+    StringBuilder md = new StringBuilder();
+    List<Config> configs = configs();
+    for (Map.Entry<String, List<Cell>> group : groups.entrySet()) {
+      CategoryChart chart = new CategoryChartBuilder().width(900).height(320)
+          .title(group.getKey() + ": calls/s over the best static").xAxisTitle("F / K").yAxisTitle("× best").build();
+      chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
+      chart.getStyler().setXAxisLabelRotation(45);
+      List<String> x = new ArrayList<>();
+      List<Double> now = new ArrayList<>();
+      List<Double> old = new ArrayList<>();
+      for (Cell cell : group.getValue()) {
+        double best = calls(cell, bestStatic(cell, configs));
+        x.add(cell.fixedMicros() + " µs / " + cell.callers());
+        now.add(calls(cell, DEFAULTS) / best);
+        old.add(calls(cell, OLD_DEFAULT) / best);
+      }
+      chart.addSeries(DEFAULTS, x, now);
+      chart.addSeries(OLD_DEFAULT, x, old);
+      String file = "issue37-defaults-" + group.getKey() + ".png";
+      BitmapEncoder.saveBitmap(chart, dir.resolve(file).toString(), BitmapEncoder.BitmapFormat.PNG);
+      md.append("![").append(group.getKey()).append("](").append(file).append(")\n");
+    }
+    return md.toString();
+  }
+}
