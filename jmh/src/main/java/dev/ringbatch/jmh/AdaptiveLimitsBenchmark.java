@@ -86,6 +86,10 @@ public class AdaptiveLimitsBenchmark {
   @Param({"0", "2000"})
   public long lingerMicros;
 
+  /** The ring of the static and adaptive configurations; {@code defaults} keeps the default ring. */
+  @Param({"16384"})
+  public int ringSize;
+
   /** The latency mode's p99 target, in microseconds. */
   @Param({"5000"})
   public long p99Micros;
@@ -110,7 +114,7 @@ public class AdaptiveLimitsBenchmark {
   public void start() throws IOException {
     loads = Arrays.stream(callers.split(">")).mapToInt(Integer::parseInt).toArray();
     BatcherConfig.Builder config = limits.equals("defaults") ? BatcherConfig.builder()
-        : BatcherConfig.builder().ringSize(16_384).maxBatchSize(maxBatch);
+        : BatcherConfig.builder().ringSize(ringSize).maxBatchSize(maxBatch);
     switch (limits) {
       case "defaults" -> { } // nothing set: the ring, the cap and the mode a user gets
       case "static" -> config.linger(Duration.ofNanos(lingerMicros * 1_000));
@@ -133,6 +137,7 @@ public class AdaptiveLimitsBenchmark {
     String mode = limits.equals("static") ? "max=" + maxBatch + "/linger=" + lingerMicros + "us"
         : limits + (limits.equals("latency") ? "=" + p99Micros + "us" : "") + "/max=" + maxBatch;
     return "adaptive/F=" + fixedMicros + "us/c=" + perItemNanos + "ns/" + threads + "/" + mode
+        + (ringSize != 16_384 && !limits.equals("defaults") ? "/ring=" + ringSize : "")
         + (loads.length > 1 ? "/steps" : "");
   }
 

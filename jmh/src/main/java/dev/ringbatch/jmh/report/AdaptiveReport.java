@@ -125,6 +125,9 @@ public final class AdaptiveReport {
    * Runs each configuration over the cells F x K of one JVM and thread kind ({@code like}'s), one JMH run per
    * configuration, and adds the cells, with their runs by configuration label, to {@code cells}.
    */
+  /** Benchmark parameters with several default values that a configuration may leave unset. */
+  private static final Map<String, String> PINNED = Map.of("maxBatch", "4096", "lingerMicros", "0");
+
   static void runGrid(Supplier<ChainedOptionsBuilder> options, Cell like, String[] fixed, String[] callers,
       List<Config> configs, List<Cell> cells, ProgressBar bar) throws RunnerException {
     Map<String, Cell> byKey = new LinkedHashMap<>();
@@ -139,9 +142,16 @@ public final class AdaptiveReport {
       bar.setExtraMessage(" JDK " + like.feature() + " " + like.threads() + " " + config.label());
       ChainedOptionsBuilder run = options.get().param("threads", like.threads()).param("fixedMicros", fixed)
           .param("callers", callers);
-      for (int i = 0; i + 1 < config.params().length; i += 2) {
-        run.param(config.params()[i], config.params()[i + 1]);
+      List<String> params = List.of(config.params());
+      for (int i = 0; i + 1 < params.size(); i += 2) {
+        run.param(params.get(i), params.get(i + 1));
       }
+      // A parameter the configuration ignores is pinned: else JMH runs the configuration once per default value
+      PINNED.forEach((name, value) -> {
+        if (!params.contains(name)) {
+          run.param(name, value);
+        }
+      });
       for (RunResult result : run(run)) {
         String key = result.getParams().getParam("fixedMicros") + "/" + result.getParams().getParam("callers");
         byKey.get(key).runs().put(config.label(), result);

@@ -27,7 +27,8 @@ import org.openjdk.jmh.results.RunResult;
  * before (256 items, no linger), for platform callers K = 1, 10, 100, 256 (JDK 17 and 21+) and virtual callers
  * K = 10, 100, 2,000, 10,000 (JDK 21+), sinks of fixed cost F = 0, 20 µs, 500 µs and 2 ms plus 500 ns per item.
  * Writes {@code issue37-defaults.md} and one chart per JVM and thread kind into {@code docs/results} with
- * {@code -Dreport.publish}, else into {@code jmh/target/report}.
+ * {@code -Dreport.publish} (which also rewrites section P11 of {@code docs/benchmarks.md} from it), else into
+ * {@code jmh/target/report}.
  *
  * <p>Run: {@code mvn -q -B package -Preport -DskipTests -pl jmh -am
  * -Dreport.main=dev.ringbatch.jmh.report.DefaultsReport
@@ -79,7 +80,11 @@ public final class DefaultsReport {
     String markdown = markdown(cells, configs, forks, minutes, command, charts(out, cells),
         LocalDate.now(ZoneOffset.UTC), Machine.commit(), Machine.describe());
     Files.writeString(out.resolve("issue37-defaults.md"), markdown, StandardCharsets.UTF_8);
-    System.out.println("wrote " + out.resolve("issue37-defaults.md"));
+    if (publish) {
+      ZeroTuningSection.splice(Path.of("docs/benchmarks.md"), out.resolve("issue37-defaults.md"));
+    }
+    System.out.println("wrote " + out.resolve("issue37-defaults.md")
+        + (publish ? " and section P11 of docs/benchmarks.md" : ""));
   }
 
   /** The grid's configurations: the old defaults, four static lingers under a cap of 4,096, and nothing set. */
