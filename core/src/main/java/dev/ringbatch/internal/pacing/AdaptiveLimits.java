@@ -4,11 +4,10 @@ import dev.ringbatch.Adaptive;
 import dev.ringbatch.BatchLimits;
 import dev.ringbatch.internal.shared.Checks;
 import java.time.Duration;
-import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The controller of {@link Adaptive} limits: chooses the linger (and, for a latency target, the batch size) the
+ * The controller of {@link Adaptive} limits: chooses the linger and the batch size the
  * consumer uses, from what it measures. Consumer thread only, except {@link #published()} and
  * {@link #asyncWritten}; no allocation per batch.
  *
@@ -17,14 +16,16 @@ import org.jspecify.annotations.Nullable;
  * second, its items' round trips (latency mode: from the publish stamp to the write's end) and the sink's cost,
  * fitted as {@code F + c * n} ({@link WriteCostFit}).
  *
- * <p><b>How it chooses.</b> The linger moves on a ladder (0, 10 µs, 20 µs, 40 µs, ... up to the maximum) by
- * measurement, not by model: from time to time a {@link LingerProbe} tries a rung up or down in epochs interleaved
- * with epochs at the current rung, and the linger moves only if the candidate carried
+ * <p><b>How it chooses.</b> What a batch gathers moves on one {@link GatheringLadder}: smaller caps (throughput
+ * mode), natural batching, then lingers of 10 µs, 20 µs, 40 µs, ... up to the maximum. It moves by measurement,
+ * not by model: from time to time a {@link LingerProbe} tries a rung up or down in epochs interleaved
+ * with epochs at the current rung, and it moves only if the candidate carried
  * {@value LingerProbe#GAIN_PERCENT} % more, paired and in all (latency mode: within the target). A probe that
  * fails doubles the wait before the next, up to {@value #MAX_HOLD} epochs, so a rung that clearly does not pay
  * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
- * rate or the batch size halved or doubled) brings probes back at once. It probes only where lingering can pay:
- * the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two items or more. A noisy
+ * rate or the batch size halved or doubled) brings probes back at once. It probes a linger only where lingering
+ * can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two items or more;
+ * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap). A noisy
  * fit falls back to natural batching (no linger, the full cap). Latency mode adds AIMD against the epoch's p99:
  * past the target the linger drops a rung at once (multiplicative: the ladder doubles) and, at no linger, the
  * batch size halves while the fitted write of a full batch exceeds half the target and the fixed cost is under a
@@ -52,8 +53,8 @@ public final class AdaptiveLimits {
   private final boolean latency;
   private final long targetNanos;
   private final BatchLimits caps;
-  /** The linger ladder in nanoseconds: 0, 10 µs doubling, and the maximum linger last. */
-  private final long[] rungs;
+  /** What a batch may gather, as rungs of (size, linger): the one axis of the search. */
+  private final GatheringLadder ladder;
   private final WriteCostFit fit = new WriteCostFit();
 
   /** The rung in force between probes. */
@@ -98,22 +99,12 @@ public final class AdaptiveLimits {
     this.targetNanos = p99 == null ? 0 : Checks.saturatedNanos(p99);
     this.caps = caps;
     this.async = async;
-    this.rungs = ladder(Checks.saturatedNanos(mode.maxLinger()));
+    this.ladder = new GatheringLadder(caps.maxBatchSize(), Checks.saturatedNanos(mode.maxLinger()), !latency);
+    this.base = ladder.natural();
+    this.rung = base;
     this.sizeLimit = caps.maxBatchSize();
     this.current = caps.withLinger(Duration.ZERO);
     this.published = current;
-  }
-
-  private static long[] ladder(long maxLinger) {
-    long[] ladder = new long[40];
-    int n = 1;
-    for (long l = FIRST_RUNG_NANOS; l < maxLinger && n < ladder.length - 1; l *= 2) {
-      ladder[n++] = l;
-    }
-    if (maxLinger > 0) {
-      ladder[n++] = maxLinger;
-    }
-    return Arrays.copyOf(ladder, n);
   }
 
   /** Whether items are stamped at publish: the round trips the latency mode needs. */
@@ -128,7 +119,12 @@ public final class AdaptiveLimits {
 
   /** The linger between probes: where the search stands (a probe tries another for a few epochs). */
   Duration settledLinger() {
-    return Duration.ofNanos(rungs[base]);
+    return Duration.ofNanos(ladder.lingerNanos(base));
+  }
+
+  /** The size limit between probes. */
+  int settledSize() {
+    return Math.min(ladder.size(base), sizeLimit);
   }
 
   /** The limits in force, for any thread (stats, meters). */
@@ -148,7 +144,7 @@ public final class AdaptiveLimits {
   }
 
   private long idleGap() {
-    return Math.max(FIRST_RUNG_NANOS * 10, 2 * rungs[rung]);
+    return Math.max(FIRST_RUNG_NANOS * 10, 2 * ladder.lingerNanos(rung));
   }
 
   /**
@@ -176,7 +172,7 @@ public final class AdaptiveLimits {
   public @Nullable String writeEnded(int size, long start, long sinkNanos, long now) {
     if (epochStart == UNSET || start - epochStart < 0 || start - lastWriteEnd < 0 || now - start < 0) {
       restartEpoch(start); // the first batch, or the ticker stepped back (a new origin): measure afresh
-    } else if (start - lastWriteEnd > Math.max(IDLE_NANOS, 4 * rungs[rung])) {
+    } else if (start - lastWriteEnd > Math.max(IDLE_NANOS, 4 * ladder.lingerNanos(rung))) {
       restartEpoch(start); // idle between writes: this epoch says nothing of the linger (a probe waits for the next)
     }
     epochBatches++;
@@ -239,8 +235,8 @@ public final class AdaptiveLimits {
       change = betweenProbes(rate, meanBatch);
     } else if (!fit.reliable()) {
       probe.end(); // the fit turned noisy: natural batching, at once
-      base = 0;
-      change = apply(0, caps.maxBatchSize()) ? "natural batching: the sink's cost is too noisy to fit (" + fit + ")"
+      base = ladder.natural();
+      change = apply(base, caps.maxBatchSize()) ? "natural batching: the sink's cost is too noisy to fit (" + fit + ")"
           : null;
     } else if (latency && epochLatency.count() >= EPOCH_SAMPLES / 2
         && epochLatency.valueAt(0.99) > targetNanos) {
@@ -274,14 +270,14 @@ public final class AdaptiveLimits {
       refBatch = batchAverage;
     }
     if (!fit.reliable()) {
-      base = 0;
-      return apply(0, caps.maxBatchSize()) ? "natural batching: the sink's cost is too noisy to fit (" + fit + ")"
+      base = ladder.natural();
+      return apply(base, caps.maxBatchSize()) ? "natural batching: the sink's cost is too noisy to fit (" + fit + ")"
           : null;
     }
     if (p99 > targetNanos && latency) {
       hold = 1;
       held = 0;
-      if (base > 0) {
+      if (base > ladder.natural()) {
         base--;
         return apply(base, sizeLimit) ? "p99 " + micros(p99) + " over the target " + micros(targetNanos) : null;
       }
@@ -296,7 +292,7 @@ public final class AdaptiveLimits {
       if (explore || (full > targetNanos / 2 && fit.fixedNanos() < targetNanos / 4.0)) {
         int smaller = explore ? Math.max(1, sizeLimit / 2)
             : Math.max(1, Math.max(sizeLimit / 2, Math.min(sizeLimit - 1, fit.sizeWithin(targetNanos / 2))));
-        return apply(0, smaller) ? "p99 " + micros(p99) + " over the target " + micros(targetNanos)
+        return apply(base, smaller) ? "p99 " + micros(p99) + " over the target " + micros(targetNanos)
             + "; a full batch's write is " + micros(full) + " (" + fit + ")" : null;
       }
       return null;
@@ -306,26 +302,28 @@ public final class AdaptiveLimits {
       int larger = Math.min(caps.maxBatchSize(), sizeLimit + Math.max(1, caps.maxBatchSize() / 16));
       change = apply(base, larger) ? "p99 " + micros(p99) + " under the target " + micros(targetNanos) : null;
     }
-    boolean pays = rungs.length > 1 && fit.fixedShare() >= MIN_FIXED_SHARE && meanBatch >= 2;
-    if (!pays) {
-      if (base != 0) {
-        base = 0;
-        return apply(0, sizeLimit) ? "no linger: batches of " + Math.round(meanBatch) + ", fixed share "
-            + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")" : change;
-      }
-      return change;
+    int natural = ladder.natural();
+    boolean lingerPays = fit.fixedShare() >= MIN_FIXED_SHARE && meanBatch >= 2;
+    if (!lingerPays && base > natural) {
+      base = natural;
+      return apply(base, sizeLimit) ? "no linger: batches of " + Math.round(meanBatch) + ", fixed share "
+          + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")" : change;
     }
     if (++held < hold) {
       return change;
     }
-    boolean mayGoUp = base < rungs.length - 1 && (!latency || (p99 > 0 && p99 < targetNanos * 0.9));
-    boolean mayGoDown = base > 0;
+    // A probe stays on its side of natural batching: a linger only where waiting pays; a smaller cap only where
+    // batches would fill it (below that it changes nothing).
+    int up = Math.min(base < natural ? natural : ladder.top(), base + stride);
+    int down = Math.max(base > natural ? natural : 0, base - stride);
+    boolean mayGoUp = up > base && (up <= natural || lingerPays)
+        && (!latency || (p99 > 0 && p99 < targetNanos * 0.9));
+    boolean mayGoDown = down < base && (down >= natural || ladder.size(down) < 2 * meanBatch);
     if (!mayGoUp && !mayGoDown) {
       held = 0;
       return change;
     }
-    int step = (direction > 0 && mayGoUp) || !mayGoDown ? stride : -stride;
-    int candidate = Math.max(0, Math.min(rungs.length - 1, base + step));
+    int candidate = (direction > 0 && mayGoUp) || !mayGoDown ? up : down;
     probe.start(candidate);
     apply(candidate, sizeLimit);
     return change;
@@ -345,7 +343,7 @@ public final class AdaptiveLimits {
         : faster;
     String change = null;
     if (better) {
-      change = "linger " + micros(rungs[base]) + " -> " + micros(rungs[candidate]) + ": " + perMilli(rateBase)
+      change = ladder.describe(base) + " -> " + ladder.describe(candidate) + ": " + perMilli(rateBase)
           + " -> " + perMilli(rateCandidate) + " items/ms" + (latency ? ", p99 " + micros(p99Base) + " -> "
           + micros(p99Candidate) : "") + " (" + fit + ")";
       direction = candidate > base ? 1 : -1;
@@ -375,12 +373,13 @@ public final class AdaptiveLimits {
     }
     rung = newRung;
     sizeLimit = newSize;
-    current = BatchLimits.of(newSize, caps.maxBatchBytes(), Duration.ofNanos(rungs[newRung]));
+    current = BatchLimits.of(Math.min(ladder.size(newRung), newSize), caps.maxBatchBytes(),
+        Duration.ofNanos(ladder.lingerNanos(newRung)));
     published = current;
     return true;
   }
 
-  private static String micros(long nanos) {
+  static String micros(long nanos) {
     return nanos % 1_000 == 0 || nanos > 100_000 ? nanos / 1_000 + " µs" : String.format("%.1f µs", nanos / 1e3);
   }
 
@@ -391,6 +390,6 @@ public final class AdaptiveLimits {
   @Override
   public String toString() {
     return "AdaptiveLimits{" + (latency ? "latency " + micros(targetNanos) : "throughput") + ", linger "
-        + micros(rungs[rung]) + ", size " + sizeLimit + ", " + fit + '}';
+        + micros(ladder.lingerNanos(rung)) + ", size " + current.maxBatchSize() + ", " + fit + '}';
   }
 }

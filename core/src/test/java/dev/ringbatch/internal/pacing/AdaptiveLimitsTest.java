@@ -32,6 +32,7 @@ class AdaptiveLimitsTest {
     long maxLingerSeen;
     int maxSizeSeen;
     long cyclesLingering;
+    long cyclesUnderCap;
     long longestRoundTrip;
     /** Into how many cohorts the callers split without a linger. */
     int cohorts = 2;
@@ -60,6 +61,7 @@ class AdaptiveLimitsTest {
         cyclesLingering++;
       }
       n = Math.min(n, limits.maxBatchSize());
+      cyclesUnderCap += limits.maxBatchSize() < CAPS.maxBatchSize() ? 1 : 0;
       maxSizeSeen = Math.max(maxSizeSeen, n);
       batch.clear();
       for (int i = 0; i < n; i++) { // published a little before they were taken: the cohort, then those gathered
@@ -134,6 +136,34 @@ class AdaptiveLimitsTest {
     loop.run(100_000);
     // once settled, the probes (two epochs of one rung up, every 64 epochs) cost under 5 % of the batches
     assertThat(loop.cyclesLingering).isLessThan(5_000);
+  }
+
+  @Test
+  void aSinkWhoseLargeBatchesCostMoreSettlesOnTheSmallerCapThatCarriesMost() {
+    // 3,000 callers, no fixed cost; every item past 1,024 in a batch costs 2 µs more (a burst of completions the
+    // callers cannot absorb, say): batches of 1,500 carry 0.9 items/µs, batches of 1,024 carry 2.0
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 3_000, 0, 500, 40 * MICROS) {
+      @Override
+      long writeTime(int n) {
+        return perItem * n + 2 * MICROS * Math.max(0, n - 1_024);
+      }
+    };
+    loop.run(20_000);
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(1_024);
+    assertThat(loop.controller.settledLinger()).isZero();
+  }
+
+  @Test
+  void aSaturatedSinkWhoseCostIsLinearKeepsTheFullCap_smallerCapsAreProbedRarely() {
+    // every batch is full, F = 100 µs, c = 500 ns: a smaller cap only carries less
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 1 << 20, 100 * MICROS, 500, 40 * MICROS);
+    loop.run(20_000);
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(CAPS.maxBatchSize());
+    loop.cyclesUnderCap = 0;
+    loop.run(20_000);
+    // once settled, a probe (four epochs at half the cap, each carrying 4.5 % less) comes every 64 epochs or more:
+    // about 6 % of the batches, a cost of 0.3 % of the throughput
+    assertThat(loop.cyclesUnderCap).as("batches under a smaller cap, once settled").isLessThan(1_400);
   }
 
   @Test
