@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * rate or the batch size halved or doubled) brings probes back at once. It probes a linger only where lingering
  * can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two items or more;
  * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap). A noisy
- * fit falls back to natural batching (no linger, the full cap). Latency mode adds AIMD against the epoch's p99:
+ * fit drops the linger and pauses the search. Latency mode adds AIMD against the epoch's p99:
  * past the target the linger drops a rung at once (multiplicative: the ladder doubles) and, at no linger, the
  * batch size halves while the fitted write of a full batch exceeds half the target and the fixed cost is under a
  * quarter of it (fewer items per write help only then); under 90 % of it the size grows back by a sixteenth of
@@ -234,10 +234,7 @@ public final class AdaptiveLimits {
     if (!probe.running()) {
       change = betweenProbes(rate, meanBatch);
     } else if (!fit.reliable()) {
-      probe.end(); // the fit turned noisy: natural batching, at once
-      base = ladder.natural();
-      change = apply(base, caps.maxBatchSize()) ? "natural batching: the sink's cost is too noisy to fit (" + fit + ")"
-          : null;
+      change = noisyFit();
     } else if (latency && epochLatency.count() >= EPOCH_SAMPLES / 2
         && epochLatency.valueAt(0.99) > targetNanos) {
       abandonProbe(); // over the target during a probe: back to the settled rung at once; the next epoch acts on it
@@ -256,6 +253,17 @@ public final class AdaptiveLimits {
     return change;
   }
 
+  /**
+   * The sink's cost turned too noisy to fit: no linger, at once, since the fit can no longer say one pays (and the
+   * full cap in latency mode, whose sizes follow the fit). A smaller cap found by measurement stays; the probes
+   * wait for a reliable fit.
+   */
+  private @Nullable String noisyFit() {
+    probe.end();
+    base = Math.min(base, ladder.natural());
+    return apply(base, caps.maxBatchSize()) ? "no linger: the sink's cost is too noisy to fit (" + fit + ")" : null;
+  }
+
   private @Nullable String betweenProbes(double rate, double meanBatch) {
     long p99 = latency && epochLatency.count() >= EPOCH_SAMPLES / 2 ? epochLatency.valueAt(0.99) : 0;
     // The load or the sink changed (the smoothed rate or batch size halved or doubled since the last decision): look
@@ -270,9 +278,7 @@ public final class AdaptiveLimits {
       refBatch = batchAverage;
     }
     if (!fit.reliable()) {
-      base = ladder.natural();
-      return apply(base, caps.maxBatchSize()) ? "natural batching: the sink's cost is too noisy to fit (" + fit + ")"
-          : null;
+      return noisyFit();
     }
     if (p99 > targetNanos && latency) {
       hold = 1;

@@ -138,19 +138,38 @@ class AdaptiveLimitsTest {
     assertThat(loop.cyclesLingering).isLessThan(5_000);
   }
 
+  /** 3,000 callers, no fixed cost; every item past 1,024 in a batch costs 2 µs more; noisy on demand. */
+  private static class LargeBatchesCostMore extends ClosedLoop {
+    boolean noisy;
+
+    LargeBatchesCostMore() {
+      super(Adaptive.throughput(), 3_000, 0, 500, 40 * MICROS);
+    }
+
+    @Override
+    long writeTime(int n) {
+      long write = perItem * n + 2 * MICROS * Math.max(0, n - 1_024);
+      return noisy && random.nextInt(10) == 0 ? 20 * write : write;
+    }
+  }
+
   @Test
   void aSinkWhoseLargeBatchesCostMoreSettlesOnTheSmallerCapThatCarriesMost() {
-    // 3,000 callers, no fixed cost; every item past 1,024 in a batch costs 2 µs more (a burst of completions the
-    // callers cannot absorb, say): batches of 1,500 carry 0.9 items/µs, batches of 1,024 carry 2.0
-    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 3_000, 0, 500, 40 * MICROS) {
-      @Override
-      long writeTime(int n) {
-        return perItem * n + 2 * MICROS * Math.max(0, n - 1_024);
-      }
-    };
+    // a burst of completions the callers cannot absorb, say: batches of 1,500 carry 0.9 items/µs, of 1,024 2.0
+    LargeBatchesCostMore loop = new LargeBatchesCostMore();
     loop.run(20_000);
     assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(1_024);
     assertThat(loop.controller.settledLinger()).isZero();
+  }
+
+  @Test
+  void aSmallerCapFoundByMeasurementOutlivesANoisySpell() {
+    LargeBatchesCostMore loop = new LargeBatchesCostMore();
+    loop.run(20_000);
+    loop.noisy = true; // a GC pause, a neighbour: the fit turns noisy, which says nothing about the cap
+    loop.run(2_000);
+    assertThat(loop.controller.limits().maxBatchSize()).as("%s", loop.controller).isEqualTo(1_024);
+    assertThat(loop.controller.limits().linger()).isZero();
   }
 
   @Test
