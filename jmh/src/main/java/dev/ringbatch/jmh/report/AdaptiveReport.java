@@ -53,16 +53,11 @@ public final class AdaptiveReport {
       Map<String, RunResult> runs) {}
 
   public static void main(String[] args) throws Exception {
-    System.setProperty("java.awt.headless", "true");
-    Machine.commit(); // the tree as measured, before the run writes anything
-    List<String> list = List.of(String.join(" ", args).trim().split("\\s+"));
-    boolean smoke = list.contains("--smoke");
-    boolean publish = list.contains("--publish=true");
-    int forks = Integer.parseInt(VariantsReport.option(list, "--forks=", "3"));
-    String[] jvms = VariantsReport.option(list, "--jvms=", "java").split(",");
-    Path out = smoke ? Path.of("jmh/target/report-smoke") : publish ? Path.of("docs/results")
-        : Path.of("jmh/target/report");
-    Files.createDirectories(out);
+    ReportArgs parsed = ReportArgs.parse(args);
+    boolean smoke = parsed.smoke();
+    int forks = parsed.forks();
+    String[] jvms = parsed.jvms();
+    Path out = parsed.out("docs/results");
     Map<String, Path> batchLogs = new LinkedHashMap<>(); // one per JVM: its lines name no JVM
     for (String java : jvms) {
       batchLogs.put(java, Files.createTempFile("ringbatch-adaptive-batches", ".txt"));
@@ -113,8 +108,7 @@ public final class AdaptiveReport {
       }
       AdaptiveTables tables = new AdaptiveTables(configs, cells, logs, StepLine.read(stepLog));
       String charts = AdaptiveCharts.write(out, SeriesLine.read(series));
-      String markdown = tables.markdown(forks, minutes, String.join(" ", list).replace(" --publish=true", "")
-          .replace(" --publish=false", ""), charts, LocalDate.now(ZoneOffset.UTC), Machine.commit(),
+      String markdown = tables.markdown(forks, minutes, parsed.command(), charts, LocalDate.now(ZoneOffset.UTC), Machine.commit(),
           Machine.describe());
       Files.writeString(out.resolve("issue24-adaptive.md"), markdown, StandardCharsets.UTF_8);
       System.out.println("wrote " + out.resolve("issue24-adaptive.md") + " (" + stepRuns.size() + " step runs)");

@@ -64,14 +64,12 @@ public final class BenchmarkReport {
   static final int CLOSED_LOOP_FORKS = 5;
 
   public static void main(String[] args) throws Exception {
-    System.setProperty("java.awt.headless", "true");
-    Machine.commit(); // the tree as measured, before the run writes anything
-    boolean full = List.of(args).contains("--full");
-    boolean smoke = List.of(args).contains("--smoke");
-    boolean publish = List.of(args).contains("--publish=true");
+    ReportArgs parsed = ReportArgs.parse(args);
+    boolean full = parsed.list().contains("--full");
+    boolean smoke = parsed.smoke();
     // The report goes to target/ unless asked (-Dreport.publish) to replace the committed one under docs/;
     // --smoke checks the pipeline in well under a minute and is never published.
-    Path docs = smoke ? Path.of("jmh/target/report-smoke") : publish ? Path.of("docs") : Path.of("jmh/target/report");
+    Path docs = parsed.out("docs");
     Path resultsDir = docs.resolve("benchmarks");
     Files.createDirectories(resultsDir);
     Path batchLog = Files.createTempFile("ringbatch-batches", ".txt");

@@ -52,21 +52,16 @@ public final class VariantsReport {
   record Cell(String name, String include, double target, boolean lowerIsBetter, boolean virtual, String... params) {}
 
   public static void main(String[] args) throws Exception {
-    System.setProperty("java.awt.headless", "true");
-    Machine.commit(); // the tree as measured, before the run writes anything
-    // Maven hands -Dreport.args over as one argument: split it here.
-    List<String> list = List.of(String.join(" ", args).trim().split("\\s+"));
-    boolean smoke = list.contains("--smoke");
-    boolean publish = list.contains("--publish=true");
-    int forks = Integer.parseInt(option(list, "--forks=", "3"));
+    ReportArgs parsed = ReportArgs.parse(args);
+    boolean smoke = parsed.smoke();
+    int forks = parsed.forks();
     List<Variant> variants = new ArrayList<>();
-    for (String java : option(list, "--jvms=", "java").split(",")) {
+    for (String java : parsed.jvms()) {
       int feature = feature(java);
       variants.add(new Variant(java, feature, false));
       variants.add(new Variant(java, feature, true));
     }
-    Path docs = smoke ? Path.of("jmh/target/report-smoke") : publish ? Path.of("docs") : Path.of("jmh/target/report");
-    Files.createDirectories(docs);
+    Path docs = parsed.out("docs");
     Path batchLog = Files.createTempFile("ringbatch-batches", ".txt");
     List<Cell> cells = cells();
     RunResult[][][] results = new RunResult[cells.size()][variants.size()][2];
@@ -87,8 +82,7 @@ public final class VariantsReport {
       }
     }
     double minutes = (System.nanoTime() - started) / 60e9;
-    String markdown = write(cells, variants, results, forks, minutes,
-        String.join(" ", list).replace(" --publish=true", "").replace(" --publish=false", ""));
+    String markdown = write(cells, variants, results, forks, minutes, parsed.command());
     Files.writeString(docs.resolve("benchmarks-variants.md"), markdown, StandardCharsets.UTF_8);
     System.out.println("wrote " + docs.resolve("benchmarks-variants.md"));
   }
