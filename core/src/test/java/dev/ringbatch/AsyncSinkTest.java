@@ -73,7 +73,9 @@ class AsyncSinkTest {
     for (int i = 0; i < futures.size(); i++) {
       assertThat(futures.get(i).get(10, TimeUnit.SECONDS)).isEqualTo(i * 2);
     }
-    assertThat(maxSeen.get()).isBetween(2, 3);
+    // never past the limit; whether it is reached depends on how the threads are scheduled (on a loaded machine
+    // each write may end before the next starts), so reaching it is consumerCoalescesWhileBatchesAreInFlight's
+    assertThat(maxSeen.get()).isBetween(1, 3);
     assertThat(b.flush()).succeedsWithin(WAIT);
     assertThat(b.stats().written()).isEqualTo(20_000);
   }
