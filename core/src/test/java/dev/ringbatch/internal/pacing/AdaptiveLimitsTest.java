@@ -23,7 +23,7 @@ class AdaptiveLimitsTest {
   /** The model; {@link #cycle} runs one batch through the controller. */
   private static class ClosedLoop {
     final AdaptiveLimits controller;
-    final int callers;
+    int callers;
     final long fixed;
     final long perItem;
     final long comeBack;
@@ -151,6 +151,25 @@ class AdaptiveLimitsTest {
     loop.run(20_000);
     assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(1_024);
     assertThat(loop.controller.settledLinger()).isZero();
+  }
+
+  @Test
+  void aSmallerCapWhoseBatchesNoLongerFillIt_givesWayToTheLingerThatPays() {
+    // one sink throughout: F = 2 ms, c = 500 ns, and 4 µs more for every item past 1,024 in a batch. Under 3,000
+    // callers batches of 1,500 carry 0.32 items/µs, batches capped at 1,024 carry 0.41: the cap settles there.
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 3_000, 2_000 * MICROS, 500, 40 * MICROS) {
+      @Override
+      long writeTime(int n) {
+        return fixed + perItem * n + 4 * MICROS * Math.max(0, n - 1_024);
+      }
+    };
+    loop.run(20_000);
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(1_024);
+    // The load falls to 10 callers: batches of 5 never reach the cap, and (as in the first test) a linger of 40 µs
+    // doubles what the sink carries. The cap that no batch fills must not keep the search from it.
+    loop.callers = 10;
+    loop.run(20_000);
+    assertThat(loop.controller.settledLinger()).as("%s", loop.controller).isEqualTo(Duration.ofNanos(40 * MICROS));
   }
 
   @Test
