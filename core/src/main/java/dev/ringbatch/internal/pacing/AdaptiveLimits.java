@@ -25,7 +25,8 @@ import org.jspecify.annotations.Nullable;
  * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
  * rate or the batch size halved or doubled) brings probes back at once. It probes a linger only where lingering
  * can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two items or more;
- * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap). A noisy
+ * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap), leaving one
+ * they no longer fill for natural batching. A noisy
  * fit falls back to natural batching (no linger, the full cap). Latency mode adds AIMD against the epoch's p99:
  * past the target the linger drops a rung at once (multiplicative: the ladder doubles) and, at no linger, the
  * batch size halves while the fitted write of a full batch exceeds half the target and the fixed cost is under a
@@ -304,10 +305,13 @@ public final class AdaptiveLimits {
     }
     int natural = ladder.natural();
     boolean lingerPays = fit.fixedShare() >= MIN_FIXED_SHARE && meanBatch >= 2;
-    if (!lingerPays && base > natural) {
+    // A linger only where waiting pays; a smaller cap only where batches fill it (one they no longer fill changes
+    // nothing, and would keep the probes, which stop at natural batching from below, from the lingers).
+    if ((!lingerPays && base > natural) || (base < natural && ladder.size(base) >= 2 * meanBatch)) {
+      String from = ladder.describe(base);
       base = natural;
-      return apply(base, sizeLimit) ? "no linger: batches of " + Math.round(meanBatch) + ", fixed share "
-          + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")" : change;
+      return apply(base, sizeLimit) ? from + " -> natural batching: batches of " + Math.round(meanBatch)
+          + ", fixed share " + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")" : change;
     }
     if (++held < hold) {
       return change;
