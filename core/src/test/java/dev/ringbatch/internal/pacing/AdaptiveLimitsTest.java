@@ -186,6 +186,24 @@ class AdaptiveLimitsTest {
   }
 
   @Test
+  void epochsWhereNoRungCanPay_doNotCountTowardsThePauseBeforeTheNextProbe() {
+    // F = 2 ms; two callers in every batch for 8 batches (an epoch), then one alone for 8, and so on: no rate or
+    // batch size halves or doubles, and a linger gathers no one. Every other epoch a linger might pay (batches of
+    // two) and no smaller cap can (batches far below it): only those epochs count towards the pause, as before
+    // the ladder had size rungs, so the probes cost what they cost under two callers alone.
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 2, 2_000 * MICROS, 500, 40 * MICROS);
+    loop.cohorts = 1;
+    for (int i = 0; i < 200_000 / 8; i++) {
+      if (i == 20_000 / 8) {
+        loop.cyclesLingering = 0;
+      }
+      loop.callers = i % 2 == 0 ? 2 : 1;
+      loop.run(8);
+    }
+    assertThat(loop.cyclesLingering).as("batches held by a probe, of 180,000").isLessThan(9_000);
+  }
+
+  @Test
   void aNoisyFitFallsBackToNaturalBatchingEvenWhereALingerWouldPay() {
     ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 10, 2_000 * MICROS, 500, 40 * MICROS) {
       @Override
