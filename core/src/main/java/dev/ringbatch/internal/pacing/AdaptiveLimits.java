@@ -313,9 +313,6 @@ public final class AdaptiveLimits {
       return apply(base, sizeLimit) ? from + " -> natural batching: batches of " + Math.round(meanBatch)
           + ", fixed share " + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")" : change;
     }
-    if (++held < hold) {
-      return change;
-    }
     // A probe stays on its side of natural batching: a linger only where waiting pays; a smaller cap only where
     // batches would fill it (below that it changes nothing).
     int up = Math.min(base < natural ? natural : ladder.top(), base + stride);
@@ -323,6 +320,12 @@ public final class AdaptiveLimits {
     boolean mayGoUp = up > base && (up <= natural || lingerPays)
         && (!latency || (p99 > 0 && p99 < targetNanos * 0.9));
     boolean mayGoDown = down < base && (down >= natural || ladder.size(down) < 2 * meanBatch);
+    if (!lingerPays && !mayGoUp && !mayGoDown) {
+      return change; // no rung either side can pay: the epoch does not count towards the pause before a probe
+    }
+    if (++held < hold) {
+      return change;
+    }
     if (!mayGoUp && !mayGoDown) {
       held = 0;
       return change;
