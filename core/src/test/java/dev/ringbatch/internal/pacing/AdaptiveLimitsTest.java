@@ -186,6 +186,29 @@ class AdaptiveLimitsTest {
   }
 
   @Test
+  void aSmallerCapTheBatchesStillReach_doesNotKeepTheSearchFromTheLingers() {
+    // F = 2 ms, c = 50 ns, and at first 4 µs more for every item past 2,048: under 6,000 callers a cap of 2,048
+    // carries twice what batches of 3,000 do, and the search settles there.
+    var loop = new ClosedLoop(Adaptive.throughput(), 6_000, 2_000 * MICROS, 50, 40 * MICROS) {
+      long penalty = 4 * MICROS;
+
+      @Override
+      long writeTime(int n) {
+        return fixed + perItem * n + penalty * Math.max(0, n - 2_048);
+      }
+    };
+    loop.run(20_000);
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(2_048);
+    // Then the sink's cost turns linear and 3,000 callers remain: batches of 1,500 (over half the cap, under it),
+    // and a linger that gathers the other cohort nearly doubles what the sink carries. Natural batching alone is no
+    // better than the cap (the probe to it is flat), so the search must be able to look past it.
+    loop.penalty = 0;
+    loop.callers = 3_000;
+    loop.run(20_000);
+    assertThat(loop.controller.settledLinger()).as("%s", loop.controller).isPositive();
+  }
+
+  @Test
   void epochsWhereNoRungCanPay_doNotCountTowardsThePauseBeforeTheNextProbe() {
     // F = 2 ms; two callers in every batch for 8 batches (an epoch), then one alone for 8, and so on: no rate or
     // batch size halves or doubles, and a linger gathers no one. Every other epoch a linger might pay (batches of
