@@ -313,12 +313,12 @@ public final class AdaptiveLimits {
       return apply(base, sizeLimit) ? from + " -> natural batching: batches of " + Math.round(meanBatch)
           + ", fixed share " + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")" : change;
     }
-    // A probe stays on its side of natural batching: a linger only where waiting pays; a smaller cap only where
-    // batches would fill it (below that it changes nothing).
-    int up = Math.min(base < natural ? natural : ladder.top(), base + stride);
+    // A linger only where waiting pays, from any rung below it (from a smaller cap, natural batching alone may be no
+    // better, and only a linger gains); a smaller cap only where batches would fill it (below that it changes
+    // nothing), and from natural batching.
+    int up = Math.min(lingerPays ? ladder.top() : natural, base + stride);
     int down = Math.max(base > natural ? natural : 0, base - stride);
-    boolean mayGoUp = up > base && (up <= natural || lingerPays)
-        && (!latency || (p99 > 0 && p99 < targetNanos * 0.9));
+    boolean mayGoUp = up > base && (!latency || (p99 > 0 && p99 < targetNanos * 0.9));
     boolean mayGoDown = down < base && (down >= natural || ladder.size(down) < 2 * meanBatch);
     if (!lingerPays && !mayGoUp && !mayGoDown) {
       return change; // no rung either side can pay: the epoch does not count towards the pause before a probe
