@@ -8,14 +8,15 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Limits that tune themselves: the batcher chooses its linger, and in latency mode its batch size, from what it
- * measures, instead of a value guessed once. Choose the mode with {@link BatcherConfig.Builder#adaptive}; a config
+ * Limits that tune themselves: the batcher chooses its linger and its batch size from what it measures, instead
+ * of a value guessed once. Choose the mode with {@link BatcherConfig.Builder#adaptive}; a config
  * given no linger and no limits gets {@link #throughput()}.
  *
  * <ul>
  *   <li>{@link #throughput()}: the most items per second. The batcher lingers only where a linger was measured
  *       to pay (a sink whose fixed cost per call dominates, callers that come back in a closed loop), and
- *       batches up to the configured {@link BatchLimits#maxBatchSize()}.
+ *       batches up to the configured {@link BatchLimits#maxBatchSize()}, or up to a half to a sixteenth of it
+ *       where batches fill that and it was measured to carry more.
  *   <li>{@link #latency(Duration)}: the most items per second whose round trip (submit to completion) stays
  *       within a p99 target. A linger is kept only while the measured p99 stays under the target; past it the
  *       linger is cut at once (and, once no linger is left, batches are made no larger than the sink's fitted
@@ -77,7 +78,7 @@ public final class Adaptive {
 
   /**
    * Returns a copy whose linger never exceeds {@code maxLinger}; zero never lingers (only the batch size then
-   * adapts, in latency mode).
+   * adapts).
    *
    * @throws IllegalArgumentException if {@code maxLinger} is negative, or over a second
    * @throws NullPointerException if {@code maxLinger} is null

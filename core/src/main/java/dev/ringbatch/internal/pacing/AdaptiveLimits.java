@@ -25,8 +25,9 @@ import org.jspecify.annotations.Nullable;
  * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
  * rate or the batch size halved or doubled) brings probes back at once. It probes a linger only where lingering
  * can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two items or more;
- * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap). A noisy
- * fit drops the linger and pauses the search. Latency mode adds AIMD against the epoch's p99:
+ * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap), leaving one
+ * they no longer fill for natural batching. A noisy fit drops the linger and pauses the search. Latency mode adds
+ * AIMD against the epoch's p99:
  * past the target the linger drops a rung at once (multiplicative: the ladder doubles) and, at no linger, the
  * batch size halves while the fitted write of a full batch exceeds half the target and the fixed cost is under a
  * quarter of it (fewer items per write help only then); under 90 % of it the size grows back by a sixteenth of
@@ -310,21 +311,25 @@ public final class AdaptiveLimits {
     }
     int natural = ladder.natural();
     boolean lingerPays = fit.fixedShare() >= MIN_FIXED_SHARE && meanBatch >= 2;
-    if (!lingerPays && base > natural) {
+    // A linger only where waiting pays, probed from any rung below it (from a smaller cap, natural batching alone may
+    // be no better, and only a linger gains); a smaller cap only where batches fill it (below that it changes
+    // nothing), probed from natural batching or below.
+    if ((!lingerPays && base > natural) || (base < natural && ladder.size(base) >= 2 * meanBatch)) {
+      String from = ladder.describe(base);
       base = natural;
-      return apply(base, sizeLimit) ? "no linger: batches of " + Math.round(meanBatch) + ", fixed share "
-          + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")" : change;
+      return apply(base, sizeLimit) ? from + " -> natural batching: batches of " + Math.round(meanBatch)
+          + ", fixed share " + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")" : change;
+    }
+    int up = Math.min(lingerPays ? ladder.top() : natural, base + stride);
+    int down = Math.max(base > natural ? natural : 0, base - stride);
+    boolean mayGoUp = up > base && (!latency || (p99 > 0 && p99 < targetNanos * 0.9));
+    boolean mayGoDown = down < base && (down >= natural || ladder.size(down) < 2 * meanBatch);
+    if (!lingerPays && !mayGoUp && !mayGoDown) {
+      return change; // no rung either side can pay: the epoch does not count towards the pause before a probe
     }
     if (++held < hold) {
       return change;
     }
-    // A probe stays on its side of natural batching: a linger only where waiting pays; a smaller cap only where
-    // batches would fill it (below that it changes nothing).
-    int up = Math.min(base < natural ? natural : ladder.top(), base + stride);
-    int down = Math.max(base > natural ? natural : 0, base - stride);
-    boolean mayGoUp = up > base && (up <= natural || lingerPays)
-        && (!latency || (p99 > 0 && p99 < targetNanos * 0.9));
-    boolean mayGoDown = down < base && (down >= natural || ladder.size(down) < 2 * meanBatch);
     if (!mayGoUp && !mayGoDown) {
       held = 0;
       return change;

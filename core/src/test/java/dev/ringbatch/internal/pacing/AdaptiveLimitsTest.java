@@ -23,7 +23,7 @@ class AdaptiveLimitsTest {
   /** The model; {@link #cycle} runs one batch through the controller. */
   private static class ClosedLoop {
     final AdaptiveLimits controller;
-    final int callers;
+    int callers;
     final long fixed;
     final long perItem;
     final long comeBack;
@@ -173,6 +173,25 @@ class AdaptiveLimitsTest {
   }
 
   @Test
+  void aSmallerCapWhoseBatchesNoLongerFillIt_givesWayToTheLingerThatPays() {
+    // one sink throughout: F = 2 ms, c = 500 ns, and 4 µs more for every item past 1,024 in a batch. Under 3,000
+    // callers batches of 1,500 carry 0.32 items/µs, batches capped at 1,024 carry 0.41: the cap settles there.
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 3_000, 2_000 * MICROS, 500, 40 * MICROS) {
+      @Override
+      long writeTime(int n) {
+        return fixed + perItem * n + 4 * MICROS * Math.max(0, n - 1_024);
+      }
+    };
+    loop.run(20_000);
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(1_024);
+    // The load falls to 10 callers: batches of 5 never reach the cap, and (as in the first test) a linger of 40 µs
+    // doubles what the sink carries. The cap that no batch fills must not keep the search from it.
+    loop.callers = 10;
+    loop.run(20_000);
+    assertThat(loop.controller.settledLinger()).as("%s", loop.controller).isEqualTo(Duration.ofNanos(40 * MICROS));
+  }
+
+  @Test
   void aSaturatedSinkWhoseCostIsLinearKeepsTheFullCap_smallerCapsAreProbedRarely() {
     // every batch is full, F = 100 µs, c = 500 ns: a smaller cap only carries less
     ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 1 << 20, 100 * MICROS, 500, 40 * MICROS);
@@ -183,6 +202,47 @@ class AdaptiveLimitsTest {
     // once settled, a probe (four epochs at half the cap, each carrying 4.5 % less) comes every 64 epochs or more:
     // about 6 % of the batches, a cost of 0.3 % of the throughput
     assertThat(loop.cyclesUnderCap).as("batches under a smaller cap, once settled").isLessThan(1_400);
+  }
+
+  @Test
+  void aSmallerCapTheBatchesStillReach_doesNotKeepTheSearchFromTheLingers() {
+    // F = 2 ms, c = 50 ns, and at first 4 µs more for every item past 2,048: under 6,000 callers a cap of 2,048
+    // carries twice what batches of 3,000 do, and the search settles there.
+    var loop = new ClosedLoop(Adaptive.throughput(), 6_000, 2_000 * MICROS, 50, 40 * MICROS) {
+      long penalty = 4 * MICROS;
+
+      @Override
+      long writeTime(int n) {
+        return fixed + perItem * n + penalty * Math.max(0, n - 2_048);
+      }
+    };
+    loop.run(20_000);
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(2_048);
+    // Then the sink's cost turns linear and 3,000 callers remain: batches of 1,500 (over half the cap, under it),
+    // and a linger that gathers the other cohort nearly doubles what the sink carries. Natural batching alone is no
+    // better than the cap (the probe to it is flat), so the search must be able to look past it.
+    loop.penalty = 0;
+    loop.callers = 3_000;
+    loop.run(20_000);
+    assertThat(loop.controller.settledLinger()).as("%s", loop.controller).isPositive();
+  }
+
+  @Test
+  void epochsWhereNoRungCanPay_doNotCountTowardsThePauseBeforeTheNextProbe() {
+    // F = 2 ms; two callers in every batch for 8 batches (an epoch), then one alone for 8, and so on: no rate or
+    // batch size halves or doubles, and a linger gathers no one. Every other epoch a linger might pay (batches of
+    // two) and no smaller cap can (batches far below it): only those epochs count towards the pause, as before
+    // the ladder had size rungs, so the probes cost what they cost under two callers alone.
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 2, 2_000 * MICROS, 500, 40 * MICROS);
+    loop.cohorts = 1;
+    for (int i = 0; i < 200_000 / 8; i++) {
+      if (i == 20_000 / 8) {
+        loop.cyclesLingering = 0;
+      }
+      loop.callers = i % 2 == 0 ? 2 : 1;
+      loop.run(8);
+    }
+    assertThat(loop.cyclesLingering).as("batches held by a probe, of 180,000").isLessThan(9_000);
   }
 
   @Test
