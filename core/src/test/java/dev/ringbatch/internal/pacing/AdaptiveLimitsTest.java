@@ -192,16 +192,13 @@ class AdaptiveLimitsTest {
   }
 
   @Test
-  void aSaturatedSinkWhoseCostIsLinearKeepsTheFullCap_smallerCapsAreProbedRarely() {
-    // every batch is full, F = 100 µs, c = 500 ns: a smaller cap only carries less
+  void batchesThatFillTheCap_neverProbeASmallerOne() {
+    // every batch is full (callers waiting for the ring): the batch is the backlog, which a smaller cap only splits
+    // into more writes; on a real ring its probes read the backlog's transient as a gain and walked 10,000 callers
+    // down to a sixteenth of the cap at 0.62x the rate
     ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 1 << 20, 100 * MICROS, 500, 40 * MICROS);
-    loop.run(20_000);
-    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(CAPS.maxBatchSize());
-    loop.cyclesUnderCap = 0;
-    loop.run(20_000);
-    // once settled, a probe (four epochs at half the cap, each carrying 4.5 % less) comes every 64 epochs or more:
-    // about 6 % of the batches, a cost of 0.3 % of the throughput
-    assertThat(loop.cyclesUnderCap).as("batches under a smaller cap, once settled").isLessThan(1_400);
+    loop.run(40_000);
+    assertThat(loop.cyclesUnderCap).as("%s", loop.controller).isZero();
   }
 
   @Test
