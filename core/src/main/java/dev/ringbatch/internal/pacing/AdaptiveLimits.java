@@ -25,8 +25,8 @@ import org.jspecify.annotations.Nullable;
  * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
  * rate or the batch size halved or doubled) brings probes back at once. It probes a linger only where lingering
  * can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two items or more;
- * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap), leaving one
- * they no longer fill for natural batching. A noisy fit drops the linger and pauses the search. Latency mode adds
+ * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap) and form under
+ * the cap in force, leaving one they no longer fill for natural batching. A noisy fit drops the linger and pauses the search. Latency mode adds
  * AIMD against the epoch's p99:
  * past the target the linger drops a rung at once (multiplicative: the ladder doubles) and, at no linger, the
  * batch size halves while the fitted write of a full batch exceeds half the target and the fixed cost is under a
