@@ -46,7 +46,6 @@ public final class AdaptiveLimits {
   private static final int EPOCH_SAMPLES = 100;
   private static final long EPOCH_MAX_NANOS = 50_000_000;
   static final int MAX_HOLD = 64;
-  private static final long FIRST_RUNG_NANOS = 10_000;
   private static final double MIN_FIXED_SHARE = 0.2;
   private static final long IDLE_NANOS = 1_000_000;
   private static final long UNSET = Long.MIN_VALUE;
@@ -145,7 +144,7 @@ public final class AdaptiveLimits {
   }
 
   private long idleGap() {
-    return Math.max(FIRST_RUNG_NANOS * 10, 2 * ladder.lingerNanos(rung));
+    return Math.max(GatheringLadder.FIRST_LINGER_NANOS * 10, 2 * ladder.lingerNanos(rung));
   }
 
   /**

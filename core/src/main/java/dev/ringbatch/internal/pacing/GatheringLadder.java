@@ -11,7 +11,8 @@ import java.util.Arrays;
  * Immutable.
  */
 final class GatheringLadder {
-  private static final long FIRST_LINGER_NANOS = 10_000;
+  /** The first linger rung; ten of it is how soon after a write a batch may still linger. */
+  static final long FIRST_LINGER_NANOS = 10_000;
   /** The smallest cap a size rung goes down to: smaller batches than this are not worth a rung. */
   private static final int MIN_SIZE = 16;
   private static final int MAX_HALVINGS = 4;
