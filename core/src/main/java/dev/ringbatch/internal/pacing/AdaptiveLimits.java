@@ -19,9 +19,8 @@ import org.jspecify.annotations.Nullable;
  * <p><b>How it chooses.</b> What a batch gathers moves on one {@link GatheringLadder}: smaller caps (throughput
  * mode), natural batching, then lingers of 10 µs, 20 µs, 40 µs, ... up to the maximum. It moves by measurement,
  * not by model: from time to time a {@link LingerProbe} tries a rung up or down in epochs interleaved
- * with epochs at the current rung. It moves away from natural batching only if the candidate carried
- * {@value LingerProbe#GAIN_PERCENT} % more beyond the noise, paired and in all (latency mode: within the target),
- * and back towards it unless the candidate lost: what the probe cannot tell apart, the simpler rung wins. A probe that
+ * with epochs at the current rung, and it moves only if the candidate carried
+ * {@value LingerProbe#GAIN_PERCENT} % more, paired and in all (latency mode: within the target). A probe that
  * fails doubles the wait before the next, up to {@value #MAX_HOLD} epochs, so a rung that clearly does not pay
  * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
  * rate or the batch size halved or doubled) brings probes back at once. It probes a linger only where lingering
@@ -351,11 +350,8 @@ public final class AdaptiveLimits {
     long p99Base = probe.p99(LingerProbe.SETTLED);
     long p99Candidate = probe.p99(LingerProbe.CANDIDATE);
     double meanLogRatio = probe.meanLogRatio();
-    // Away from natural batching a rung must carry its gain beyond the noise; towards it, not losing is enough.
-    // What a probe cannot tell apart, the simpler rung wins: a linger delays every item and a smaller cap splits
-    // them, and a move that noise once made is undone (producers that do not wait: every probe is noise).
-    boolean faster = ladder.simpler(candidate, base) ? !probe.lost()
-        : probe.gained() && rateCandidate > rateBase * (1 + LingerProbe.GAIN_PERCENT / 100.0);
+    boolean faster = meanLogRatio > LingerProbe.LOG_GAIN
+        && rateCandidate > rateBase * (1 + LingerProbe.GAIN_PERCENT / 100.0);
     boolean better = latency
         ? (faster && p99Candidate <= targetNanos) || (p99Base > targetNanos && p99Candidate * 10 < p99Base * 9)
         : faster;

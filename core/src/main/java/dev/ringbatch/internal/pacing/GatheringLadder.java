@@ -57,14 +57,6 @@ final class GatheringLadder {
     return sizes.length - 1;
   }
 
-  /**
-   * Whether {@code rung} is simpler than {@code than}: nearer natural batching, on the same side of it (a shorter
-   * linger, or a larger cap).
-   */
-  boolean simpler(int rung, int than) {
-    return (rung - natural) * (than - natural) >= 0 && Math.abs(rung - natural) < Math.abs(than - natural);
-  }
-
   int size(int rung) {
     return sizes[rung];
   }

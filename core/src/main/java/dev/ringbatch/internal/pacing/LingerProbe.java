@@ -93,30 +93,10 @@ final class LingerProbe {
     if (pairs >= MAX_PAIRS) {
       return true;
     }
-    return Math.abs(meanLogRatio() - LOG_GAIN) > 3 * standardError(); // about 95 % with so few pairs (Student's t)
-  }
-
-  /**
-   * Whether the candidate carried more than the gain asked for beyond the noise: its mean paired log ratio two
-   * standard errors over {@link #LOG_GAIN}, over {@value #MIN_PAIRS} pairs or more (about 95 %, one-sided). A probe
-   * that ran out of pairs undecided has not gained.
-   */
-  boolean gained() {
-    return pairs >= MIN_PAIRS && meanLogRatio() - 2 * standardError() > LOG_GAIN;
-  }
-
-  /**
-   * Whether the candidate more likely than not carried less than the settled rung: its mean paired log ratio one
-   * standard error under zero (about 84 %). Without noise, any loss.
-   */
-  boolean lost() {
-    return meanLogRatio() + standardError() < 0;
-  }
-
-  private double standardError() {
-    double mean = meanLogRatio();
+    double mean = pairSum / pairs;
     double variance = Math.max(0, pairSumSquares / pairs - mean * mean) * pairs / (pairs - 1);
-    return Math.sqrt(variance / pairs);
+    double standardError = Math.sqrt(variance / pairs);
+    return Math.abs(mean - LOG_GAIN) > 3 * standardError; // about 95 % with so few pairs (Student's t)
   }
 
   /** The mean paired log ratio, candidate over settled. */

@@ -25,20 +25,6 @@ class GatheringLadderTest {
   }
 
   @Test
-  void aRungIsSimplerOnlyNearerNaturalBatchingOnTheSameSide() {
-    GatheringLadder ladder = new GatheringLadder(4096, 50 * MICROS, true); // natural batching is rung 4
-    assertThat(ladder.simpler(6, 7)).as("a shorter linger").isTrue();
-    assertThat(ladder.simpler(4, 7)).as("natural batching, from a linger").isTrue();
-    assertThat(ladder.simpler(3, 1)).as("a larger cap").isTrue();
-    assertThat(ladder.simpler(4, 2)).as("natural batching, from a smaller cap").isTrue();
-    assertThat(ladder.simpler(7, 6)).as("a longer linger").isFalse();
-    assertThat(ladder.simpler(1, 3)).as("a smaller cap").isFalse();
-    assertThat(ladder.simpler(5, 2)).as("a linger, from a smaller cap: across natural batching").isFalse();
-    assertThat(ladder.simpler(3, 6)).as("a smaller cap, from a linger").isFalse();
-    assertThat(ladder.simpler(4, 4)).as("the same rung").isFalse();
-  }
-
-  @Test
   void smallCapsAndTheLatencyModeHaveNoSizeRungs_noMaximumLingerNoLingerRungs() {
     assertThat(new GatheringLadder(20, 0, true).top()).isZero();
     GatheringLadder small = new GatheringLadder(40, 0, true);
