@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * {@link #asyncWritten}; no allocation per batch.
  *
  * <p><b>What it measures.</b> Time is the batcher's ticker, read by the consumer. Every batch handed to the
- * writer counts towards an <em>epoch</em> (at least {@value #EPOCH_BATCHES} batches and 2 ms): its items per
+ * writer counts towards an {@link Epoch} (at least {@value Epoch#MIN_BATCHES} batches and 2 ms): its items per
  * second, its items' round trips (latency mode: from the publish stamp to the write's end) and the sink's cost,
  * fitted as {@code F + c * n} ({@link WriteCostFit}).
  *
@@ -40,11 +40,6 @@ import org.jspecify.annotations.Nullable;
  * batches still completes its probes, and its arms stay paired).
  */
 public final class AdaptiveLimits {
-  static final int EPOCH_BATCHES = 8;
-  private static final long EPOCH_NANOS = 2_000_000;
-  /** A latency epoch also waits for this many round trips (or 50 ms), so its p99 is one in a hundred. */
-  private static final int EPOCH_SAMPLES = 100;
-  private static final long EPOCH_MAX_NANOS = 50_000_000;
   static final int MAX_HOLD = 64;
   private static final double MIN_FIXED_SHARE = 0.2;
   private static final long IDLE_NANOS = 1_000_000;
@@ -65,10 +60,7 @@ public final class AdaptiveLimits {
   private BatchLimits current;
   volatile BatchLimits published;
 
-  private long epochStart = UNSET;
-  private int epochBatches;
-  private long epochItems;
-  private final LatencyHistogram epochLatency = new LatencyHistogram();
+  private final Epoch epoch;
 
   private final LingerProbe probe = new LingerProbe();
   private int hold = 1;
@@ -99,6 +91,7 @@ public final class AdaptiveLimits {
     this.targetNanos = p99 == null ? 0 : Checks.saturatedNanos(p99);
     this.caps = caps;
     this.async = async;
+    this.epoch = new Epoch(latency);
     this.ladder = new GatheringLadder(caps.maxBatchSize(), Checks.saturatedNanos(mode.maxLinger()), !latency);
     this.base = ladder.natural();
     this.rung = base;
@@ -170,13 +163,12 @@ public final class AdaptiveLimits {
    * change if the limits changed, or null.
    */
   public @Nullable String writeEnded(int size, long start, long sinkNanos, long now) {
-    if (epochStart == UNSET || start - epochStart < 0 || start - lastWriteEnd < 0 || now - start < 0) {
-      restartEpoch(start); // the first batch, or the ticker stepped back (a new origin): measure afresh
+    if (!epoch.begun() || start - epoch.start() < 0 || start - lastWriteEnd < 0 || now - start < 0) {
+      epoch.restart(start); // the first batch, or the ticker stepped back (a new origin): measure afresh
     } else if (start - lastWriteEnd > Math.max(IDLE_NANOS, 4 * ladder.lingerNanos(rung))) {
-      restartEpoch(start); // idle between writes: this epoch says nothing of the linger (a probe waits for the next)
+      epoch.restart(start); // idle between writes: this epoch says nothing of the linger (a probe waits for the next)
     }
-    epochBatches++;
-    epochItems += size;
+    epoch.add(size);
     long writeNanos;
     if (async) {
       long sample = asyncSample;
@@ -191,28 +183,16 @@ public final class AdaptiveLimits {
       fit.add(size, sinkNanos); // the sink's cost alone: waking the callers is not the sink's
     }
     for (int i = 0; i < stamped; i++) {
-      epochLatency.add(start - stamps[i] + writeNanos);
+      epoch.latencies.add(start - stamps[i] + writeNanos);
     }
     lastSize = size;
     lastWriteEnd = now;
-    long elapsed = now - epochStart;
-    if (epochBatches >= EPOCH_BATCHES && elapsed >= EPOCH_NANOS
-        && (!latency || epochLatency.count() >= EPOCH_SAMPLES || elapsed >= EPOCH_MAX_NANOS)) {
-      return endEpoch(now, elapsed);
-    }
-    return null;
+    return epoch.complete(now) ? endEpoch(now, now - epoch.start()) : null;
   }
 
   /** An async batch of {@code size} items took {@code nanos}. Any thread that completes one. */
   public void asyncWritten(int size, long nanos) {
     asyncSample = ((long) Math.min(size, (1 << 23) - 1) << 40) | Math.min(Math.max(nanos, 0), (1L << 40) - 1);
-  }
-
-  private void restartEpoch(long now) {
-    epochStart = now;
-    epochBatches = 0;
-    epochItems = 0;
-    epochLatency.clear();
   }
 
   /**
@@ -227,29 +207,24 @@ public final class AdaptiveLimits {
   }
 
   private @Nullable String endEpoch(long now, long elapsed) {
-    double rate = (double) epochItems / elapsed;
-    double meanBatch = (double) epochItems / epochBatches;
+    double rate = (double) epoch.items() / elapsed;
     fit.refit();
     String change;
     if (!probe.running()) {
-      change = betweenProbes(rate, meanBatch);
+      change = betweenProbes(rate, epoch.meanBatch());
     } else if (!fit.reliable()) {
       change = noisyFit();
-    } else if (latency && epochLatency.count() >= EPOCH_SAMPLES / 2
-        && epochLatency.valueAt(0.99) > targetNanos) {
+    } else if (epoch.p99() > targetNanos) {
       abandonProbe(); // over the target during a probe: back to the settled rung at once; the next epoch acts on it
       stride = 1;
       change = null;
-    } else if (probe.record(epochItems, elapsed, epochLatency)) {
+    } else if (probe.record(epoch.items(), elapsed, epoch.latencies)) {
       change = decideProbe();
     } else {
       apply(probe.arm() == LingerProbe.CANDIDATE ? probe.candidate() : base, sizeLimit); // probes are not logged
       change = null;
     }
-    epochStart = now;
-    epochBatches = 0;
-    epochItems = 0;
-    epochLatency.clear();
+    epoch.restart(now);
     return change;
   }
 
@@ -265,7 +240,7 @@ public final class AdaptiveLimits {
   }
 
   private @Nullable String betweenProbes(double rate, double meanBatch) {
-    long p99 = latency && epochLatency.count() >= EPOCH_SAMPLES / 2 ? epochLatency.valueAt(0.99) : 0;
+    long p99 = epoch.p99();
     // The load or the sink changed (the smoothed rate or batch size halved or doubled since the last decision): look
     // again soon. Smoothed, since a closed loop on two cores is often bimodal from one epoch to the next.
     rateAverage = rateAverage == 0 ? rate : rateAverage + (rate - rateAverage) / 4;

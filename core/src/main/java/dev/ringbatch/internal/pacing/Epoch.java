@@ -1,0 +1,69 @@
+package dev.ringbatch.internal.pacing;
+
+/**
+ * What {@link AdaptiveLimits} measures between two decisions: the batches handed to the writer since the epoch
+ * began, at least {@value #MIN_BATCHES} of them and 2 ms (a latency epoch also {@value #SAMPLES} round trips, or
+ * 50 ms). Consumer thread only; no allocation.
+ */
+final class Epoch {
+  static final int MIN_BATCHES = 8;
+  private static final long MIN_NANOS = 2_000_000;
+  /** A latency epoch also waits for this many round trips (or 50 ms), so its p99 is one in a hundred. */
+  static final int SAMPLES = 100;
+  private static final long MAX_NANOS = 50_000_000;
+  private static final long UNSET = Long.MIN_VALUE;
+
+  private final boolean latency;
+  private long start = UNSET;
+  private int batches;
+  private long items;
+  /** The round trips of the epoch's items (latency mode). */
+  final LatencyHistogram latencies = new LatencyHistogram();
+
+  Epoch(boolean latency) {
+    this.latency = latency;
+  }
+
+  /** Whether the epoch began: false before the first batch. */
+  boolean begun() {
+    return start != UNSET;
+  }
+
+  long start() {
+    return start;
+  }
+
+  /** Measures afresh from {@code now}. */
+  void restart(long now) {
+    start = now;
+    batches = 0;
+    items = 0;
+    latencies.clear();
+  }
+
+  /** A batch of {@code size} items. */
+  void add(int size) {
+    batches++;
+    items += size;
+  }
+
+  /** Whether the epoch has measured enough by {@code now} to decide on. */
+  boolean complete(long now) {
+    long elapsed = now - start;
+    return batches >= MIN_BATCHES && elapsed >= MIN_NANOS
+        && (!latency || latencies.count() >= SAMPLES || elapsed >= MAX_NANOS);
+  }
+
+  long items() {
+    return items;
+  }
+
+  double meanBatch() {
+    return (double) items / batches;
+  }
+
+  /** The epoch's p99 round trip, or 0 without half its samples (latency mode). */
+  long p99() {
+    return latency && latencies.count() >= SAMPLES / 2 ? latencies.valueAt(0.99) : 0;
+  }
+}
