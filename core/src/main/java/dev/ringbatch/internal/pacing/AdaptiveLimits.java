@@ -26,7 +26,8 @@ import org.jspecify.annotations.Nullable;
  * rate or the batch size halved or doubled) brings probes back at once. It probes a linger only where lingering
  * can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two items or more;
  * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap) and form under
- * the cap in force, leaving one they no longer fill for natural batching. A noisy fit drops the linger and pauses the search. Latency mode adds
+ * the cap in force. A smaller cap goes back to natural batching once no batch of an epoch comes within half of it.
+ * A noisy fit drops the linger and pauses the search. Latency mode adds
  * AIMD against the epoch's p99:
  * past the target the linger drops a rung at once (multiplicative: the ladder doubles) and, at no linger, the
  * batch size halves while the fitted write of a full batch exceeds half the target and the fixed cost is under a
@@ -286,13 +287,15 @@ public final class AdaptiveLimits {
     int natural = ladder.natural();
     boolean lingerPays = fit.fixedShare() >= MIN_FIXED_SHARE && meanBatch >= 2;
     // A linger only where waiting pays, probed from any rung below it (from a smaller cap, natural batching alone may
-    // be no better, and only a linger gains); a smaller cap only where batches fill it (below that it changes
-    // nothing), probed from natural batching or below.
-    if ((!lingerPays && base > natural) || (base < natural && ladder.size(base) >= 2 * meanBatch)) {
+    // be no better, and only a linger gains); a smaller cap only while batches reach it (below that it changes
+    // nothing), probed from natural batching or below. Reached by the epoch's largest batch, not its mean: the
+    // callers' ramp after a pause, or their tail before one, is not a fall of the load.
+    if ((!lingerPays && base > natural) || (base < natural && ladder.size(base) >= 2 * epoch.largest())) {
       String from = ladder.describe(base);
       base = natural;
       return apply(base, sizeLimit) ? from + " -> natural batching: batches of " + Math.round(meanBatch)
-          + ", fixed share " + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")" : change;
+          + " (largest " + epoch.largest() + "), fixed share " + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")"
+          : change;
     }
     int up = Math.min(lingerPays ? ladder.top() : natural, base + stride);
     int down = Math.max(base > natural ? natural : 0, base - stride);

@@ -17,6 +17,7 @@ final class Epoch {
   private long start = UNSET;
   private int batches;
   private long items;
+  private int largest;
   /** The round trips of the epoch's items (latency mode). */
   final LatencyHistogram latencies = new LatencyHistogram();
 
@@ -38,6 +39,7 @@ final class Epoch {
     start = now;
     batches = 0;
     items = 0;
+    largest = 0;
     latencies.clear();
   }
 
@@ -45,6 +47,7 @@ final class Epoch {
   void add(int size) {
     batches++;
     items += size;
+    largest = Math.max(largest, size);
   }
 
   /** Whether the epoch has measured enough by {@code now} to decide on. */
@@ -60,6 +63,10 @@ final class Epoch {
 
   double meanBatch() {
     return (double) items / batches;
+  }
+
+  int largest() {
+    return largest;
   }
 
   /** The epoch's p99 round trip, or 0 without half its samples (latency mode). */

@@ -173,6 +173,53 @@ class AdaptiveLimitsTest {
   }
 
   @Test
+  void aSmallerCapFoundByMeasurementOutlivesTheCallersPausingNowAndThen() {
+    // the sink of the test above, whose 1,024 cap carries twice what batches of 1,500 do; every ~60 batches the
+    // callers pause for 3 ms (JMH's iterations, a service's quiet second) and come back a few at a time
+    LargeBatchesCostMore loop = new LargeBatchesCostMore();
+    loop.run(20_000);
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(1_024);
+    long atTheCap = 0;
+    long cycles = 0;
+    for (int round = 0; round < 300; round++) {
+      loop.now += 3_000 * MICROS;
+      loop.callers = 30; // the first few back: batches of 15
+      for (int i = 0; i < 10; i++, cycles++) {
+        loop.cycle();
+        atTheCap += loop.controller.limits().maxBatchSize() == 1_024 ? 1 : 0;
+      }
+      loop.callers = 3_000;
+      for (int i = 0; i < 50; i++, cycles++) {
+        loop.cycle();
+        atTheCap += loop.controller.limits().maxBatchSize() == 1_024 ? 1 : 0;
+      }
+    }
+    assertThat(100.0 * atTheCap / cycles).as("%% of batches under the cap found; %s", loop.controller)
+        .isGreaterThan(90.0);
+  }
+
+  @Test
+  void aLastingFallToBatchesOfHalfTheCap_dropsTheCapWithinAnEpochOrTwo() {
+    // the sink of the test below: the cap settles at 1,024 under 3,000 callers. The load falls for good to 1,024
+    // callers: batches of 512, half the cap, which no longer binds
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 3_000, 2_000 * MICROS, 500, 40 * MICROS) {
+      @Override
+      long writeTime(int n) {
+        return fixed + perItem * n + 4 * MICROS * Math.max(0, n - 1_024);
+      }
+    };
+    loop.run(20_000);
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(1_024);
+    loop.callers = 1_024;
+    int cycles = 0;
+    while (cycles < 10_000 && loop.controller.settledSize() == 1_024) {
+      loop.cycle();
+      cycles++;
+    }
+    assertThat(cycles).as("batches until the cap goes; %s", loop.controller).isLessThanOrEqualTo(2 * 8);
+  }
+
+  @Test
   void aSmallerCapWhoseBatchesNoLongerFillIt_givesWayToTheLingerThatPays() {
     // one sink throughout: F = 2 ms, c = 500 ns, and 4 µs more for every item past 1,024 in a batch. Under 3,000
     // callers batches of 1,500 carry 0.32 items/µs, batches capped at 1,024 carry 0.41: the cap settles there.
