@@ -297,7 +297,9 @@ public final class AdaptiveLimits {
           + " (largest " + epoch.largest() + "), fixed share " + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")"
           : change;
     }
-    int up = Math.min(lingerPays ? ladder.top() : natural, base + stride);
+    // From a smaller cap a stride stops at the first linger: doubled past natural batching, it stepped over the short
+    // lingers (from a sixteenth: 1/8, 1/4, natural, then 80 µs), and a cap some batches still reach would hide them.
+    int up = Math.min(lingerPays ? (base < natural ? natural + 1 : ladder.top()) : natural, base + stride);
     int down = Math.max(base > natural ? natural : 0, base - stride);
     boolean mayGoUp = up > base && (!latency || (p99 > 0 && p99 < targetNanos * 0.9));
     // A smaller cap is probed only where natural batching sizes the batches (under the cap in force): where they

@@ -249,6 +249,38 @@ class AdaptiveLimitsTest {
   }
 
   @Test
+  void aSmallestCapKeptByOneBurstAnEpoch_doesNotHideTheShortLingersFromTheSearch() {
+    // First a cap of 256 (a sixteenth of 4,096) found by measurement, one halving at a time: each load's batches
+    // (callers in two cohorts) come 50 over a knee past which every item costs 4 us more, and the knee halves.
+    var loop = new ClosedLoop(Adaptive.throughput(), 4_200, 0, 500, 5 * MICROS) {
+      boolean later;
+      int knee;
+
+      @Override
+      long writeTime(int n) {
+        return later ? 30 * MICROS + 50 * n : perItem * n + 4 * MICROS * Math.max(0, n - knee);
+      }
+    };
+    for (loop.knee = 2_048; loop.knee >= 256; loop.knee /= 2) {
+      loop.callers = 2 * loop.knee + 100;
+      loop.run(20_000);
+      assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(loop.knee);
+    }
+    // Then 10 callers (batches of 5) on a sink of F = 30 us: a linger of 10 us gathers the other cohort, 1.5x the
+    // rate of natural batching; one of 80 us or more carries less than natural batching. Once in every 10 batches a
+    // burst of 400 callers (batches of 200) comes within half of the cap, which keeps it, though it binds no batch.
+    // From the bottom rung the probes went 512, 1,024, natural (all flat: the cap hardly binds), then 80 us (a loss),
+    // and around again: the lingers of 10 to 40 us were never probed.
+    loop.later = true;
+    for (int i = 0; i < 60_000; i++) {
+      loop.callers = i % 10 == 9 ? 400 : 10;
+      loop.cycle();
+    }
+    assertThat(loop.controller.settledLinger()).as("%s", loop.controller).isPositive();
+  }
+
+
+  @Test
   void aSmallerCapTheBatchesStillReach_doesNotKeepTheSearchFromTheLingers() {
     // F = 2 ms, c = 50 ns, and at first 4 µs more for every item past 2,048: under 6,000 callers a cap of 2,048
     // carries twice what batches of 3,000 do, and the search settles there.
