@@ -198,10 +198,11 @@ class AdaptiveLimitsTest {
         .isGreaterThan(90.0);
   }
 
-  @Test
-  void aLastingFallToBatchesOfHalfTheCap_dropsTheCapWithinAnEpochOrTwo() {
-    // the sink of the test below: the cap settles at 1,024 under 3,000 callers. The load falls for good to 1,024
-    // callers: batches of 512, half the cap, which no longer binds
+  /**
+   * F = 2 ms, c = 500 ns, and 4 µs more for every item past 1,024 in a batch: under 3,000 callers batches of 1,500
+   * carry 0.32 items/µs, batches capped at 1,024 carry 0.41, and the cap has settled there.
+   */
+  private static ClosedLoop slowSinkSettledOnACapOf1024() {
     ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 3_000, 2_000 * MICROS, 500, 40 * MICROS) {
       @Override
       long writeTime(int n) {
@@ -210,6 +211,13 @@ class AdaptiveLimitsTest {
     };
     loop.run(20_000);
     assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(1_024);
+    return loop;
+  }
+
+  @Test
+  void aLastingFallToBatchesOfHalfTheCap_dropsTheCapWithinAnEpochOrTwo() {
+    // the load falls for good to 1,024 callers: batches of 512, half the cap, which no longer binds
+    ClosedLoop loop = slowSinkSettledOnACapOf1024();
     loop.callers = 1_024;
     int cycles = 0;
     while (cycles < 10_000 && loop.controller.settledSize() == 1_024) {
@@ -221,16 +229,7 @@ class AdaptiveLimitsTest {
 
   @Test
   void aSmallerCapWhoseBatchesNoLongerFillIt_givesWayToTheLingerThatPays() {
-    // one sink throughout: F = 2 ms, c = 500 ns, and 4 µs more for every item past 1,024 in a batch. Under 3,000
-    // callers batches of 1,500 carry 0.32 items/µs, batches capped at 1,024 carry 0.41: the cap settles there.
-    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 3_000, 2_000 * MICROS, 500, 40 * MICROS) {
-      @Override
-      long writeTime(int n) {
-        return fixed + perItem * n + 4 * MICROS * Math.max(0, n - 1_024);
-      }
-    };
-    loop.run(20_000);
-    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(1_024);
+    ClosedLoop loop = slowSinkSettledOnACapOf1024();
     // The load falls to 10 callers: batches of 5 never reach the cap, and (as in the first test) a linger of 40 µs
     // doubles what the sink carries. The cap that no batch fills must not keep the search from it.
     loop.callers = 10;
