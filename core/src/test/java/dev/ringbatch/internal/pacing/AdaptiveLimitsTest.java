@@ -26,7 +26,7 @@ class AdaptiveLimitsTest {
     int callers;
     final long fixed;
     final long perItem;
-    final long comeBack;
+    long comeBack;
     final PendingBatch<Object, Object> batch = new PendingBatch<>(16, 1 << 20);
     long now = 1_000_000_000L;
     long maxLingerSeen;
@@ -300,6 +300,31 @@ class AdaptiveLimitsTest {
     loop.callers = 3_000;
     loop.run(20_000);
     assertThat(loop.controller.settledLinger()).as("%s", loop.controller).isPositive();
+  }
+
+  @Test
+  void aSmallerCapTheBatchesStillReach_doesNotPinTheSearchToTheFirstLingerWhenOnlyLongerOnesPay() {
+    // The test above's cap of 2,048, found under 6,000 callers. Then the cost turns linear under 3,000 callers
+    // (batches of 1,500: the cap binds none, yet every batch comes within half of it, so it stays), who now come
+    // back within 2 ms: the short lingers gather next to no one. Natural batching is the cap's equal, 10 and 20 us
+    // are flat (+0.9 %, +1.9 %), 40 us gains 3.6 %, 640 us 21 %. A stride pinned at the first linger re-probed
+    // 10 us at ever longer holds and never reached the lingers that pay (before 91b85f2: 40 us, ..., 640 us).
+    var loop = new ClosedLoop(Adaptive.throughput(), 6_000, 2_000 * MICROS, 50, 40 * MICROS) {
+      long penalty = 4 * MICROS;
+
+      @Override
+      long writeTime(int n) {
+        return fixed + perItem * n + penalty * Math.max(0, n - 2_048);
+      }
+    };
+    loop.run(20_000);
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(2_048);
+    loop.penalty = 0;
+    loop.callers = 3_000;
+    loop.comeBack = 2_000 * MICROS;
+    loop.run(20_000); // 42 s simulated
+    assertThat(loop.controller.settledLinger().toNanos()).as("%s", loop.controller)
+        .isGreaterThanOrEqualTo(40 * MICROS);
   }
 
   @Test
