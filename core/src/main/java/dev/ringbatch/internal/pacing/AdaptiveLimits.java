@@ -344,6 +344,15 @@ public final class AdaptiveLimits {
       base = candidate;
       stride = 1;
       hold = 1;
+    } else if (base < ladder.natural() && candidate > ladder.natural() && meanLogRatio > -LingerProbe.LOG_GAIN) {
+      // A smaller cap no better than a linger over the full cap: the lingers are searched on from natural batching, as
+      // if the probe had been from there (a stride stops at the first linger from a smaller cap, and would stay)
+      change = ladder.describe(base) + " -> natural batching: " + ladder.describe(candidate) + " as good ("
+          + perMilli(rateBase) + " -> " + perMilli(rateCandidate) + " items/ms)";
+      base = ladder.natural();
+      direction = 1;
+      stride = Math.min(MAX_STRIDE, 2 * (candidate - base));
+      hold = Math.min(MAX_HOLD, 2 * hold);
     } else if (meanLogRatio > -LingerProbe.LOG_GAIN && stride < MAX_STRIDE && (!latency || p99Candidate <= targetNanos)) {
       stride *= 2; // too little difference to act on: a flat or gentle stretch, so look further along it next
       hold = Math.min(MAX_HOLD, 2 * hold); // but no sooner than after a failed probe: flat is not a gain
