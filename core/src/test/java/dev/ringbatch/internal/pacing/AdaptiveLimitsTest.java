@@ -278,19 +278,26 @@ class AdaptiveLimitsTest {
     assertThat(loop.controller.settledLinger()).as("%s", loop.controller).isPositive();
   }
 
+  /**
+   * F = 2 ms, c = 50 ns, and at first 4 µs more for every item past 2,048: under 6,000 callers a cap of 2,048 carries
+   * twice what batches of 3,000 do, and the search settles there.
+   */
+  private static final class KneeAt2048 extends ClosedLoop {
+    long penalty = 4 * MICROS;
+
+    KneeAt2048() {
+      super(Adaptive.throughput(), 6_000, 2_000 * MICROS, 50, 40 * MICROS);
+    }
+
+    @Override
+    long writeTime(int n) {
+      return fixed + perItem * n + penalty * Math.max(0, n - 2_048);
+    }
+  }
 
   @Test
   void aSmallerCapTheBatchesStillReach_doesNotKeepTheSearchFromTheLingers() {
-    // F = 2 ms, c = 50 ns, and at first 4 µs more for every item past 2,048: under 6,000 callers a cap of 2,048
-    // carries twice what batches of 3,000 do, and the search settles there.
-    var loop = new ClosedLoop(Adaptive.throughput(), 6_000, 2_000 * MICROS, 50, 40 * MICROS) {
-      long penalty = 4 * MICROS;
-
-      @Override
-      long writeTime(int n) {
-        return fixed + perItem * n + penalty * Math.max(0, n - 2_048);
-      }
-    };
+    KneeAt2048 loop = new KneeAt2048();
     loop.run(20_000);
     assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(2_048);
     // Then the sink's cost turns linear and 3,000 callers remain: batches of 1,500 (over half the cap, under it),
@@ -309,14 +316,7 @@ class AdaptiveLimitsTest {
     // back within 2 ms: the short lingers gather next to no one. Natural batching is the cap's equal, 10 and 20 us
     // are flat (+0.9 %, +1.9 %), 40 us gains 3.6 %, 640 us 21 %. A stride pinned at the first linger re-probed
     // 10 us at ever longer holds and never reached the lingers that pay (before 91b85f2: 40 us, ..., 640 us).
-    var loop = new ClosedLoop(Adaptive.throughput(), 6_000, 2_000 * MICROS, 50, 40 * MICROS) {
-      long penalty = 4 * MICROS;
-
-      @Override
-      long writeTime(int n) {
-        return fixed + perItem * n + penalty * Math.max(0, n - 2_048);
-      }
-    };
+    KneeAt2048 loop = new KneeAt2048();
     loop.run(20_000);
     assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(2_048);
     loop.penalty = 0;
