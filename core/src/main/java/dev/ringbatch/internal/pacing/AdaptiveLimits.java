@@ -36,8 +36,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Safety.</b> The caps are never exceeded (the ladder stops at the maximum linger, the size at the
  * configured maxBatchSize). {@link #mayLinger} lets a batch linger only if it follows a write of two items or
- * more closely: the first item after an idle spell, and a lone caller's, are never delayed. An epoch the consumer
- * spent partly idle is dropped; a probe under way goes on with the next whole epoch (a load that pauses every few
+ * more closely: the first item after an idle spell, and a lone caller's, are never delayed. The batches right
+ * after a change of rung count towards no epoch ({@link Epoch#settleAfterChange}). An epoch the consumer spent
+ * partly idle is dropped; a probe under way goes on with the next whole epoch (a load that pauses every few
  * batches still completes its probes, and its arms stay paired).
  */
 public final class AdaptiveLimits {
@@ -374,6 +375,7 @@ public final class AdaptiveLimits {
     if (newRung == rung && newSize == sizeLimit) {
       return false;
     }
+    epoch.settleAfterChange();
     rung = newRung;
     sizeLimit = newSize;
     current = BatchLimits.of(Math.min(ladder.size(newRung), newSize), caps.maxBatchBytes(),

@@ -12,12 +12,16 @@ final class Epoch {
   static final int SAMPLES = 100;
   private static final long MAX_NANOS = 50_000_000;
   private static final long UNSET = Long.MIN_VALUE;
+  /** Batches after a change of rung that no epoch counts: they still carry the last rung's backlog. */
+  static final int SETTLE_BATCHES = 2;
 
   private final boolean latency;
   private long start = UNSET;
   private int batches;
   private long items;
   private int largest;
+  /** Batches still to pass before the epoch counts again (after a change of rung). */
+  private int settling;
   /** The round trips of the epoch's items (latency mode). */
   final LatencyHistogram latencies = new LatencyHistogram();
 
@@ -50,8 +54,21 @@ final class Epoch {
     largest = Math.max(largest, size);
   }
 
-  /** Whether the epoch has measured enough by {@code now} to decide on. */
+  /**
+   * The limits changed: the next {@value #SETTLE_BATCHES} batches still carry the last rung's backlog (its
+   * callers' items, gathered under it), and the epoch begins after them.
+   */
+  void settleAfterChange() {
+    settling = SETTLE_BATCHES;
+  }
+
+  /** Whether the epoch has measured enough by {@code now}, the end of a batch just added, to decide on. */
   boolean complete(long now) {
+    if (settling > 0) {
+      settling--;
+      restart(now); // that batch was the last rung's: the epoch measures the rung in force from here
+      return false;
+    }
     long elapsed = now - start;
     return batches >= MIN_BATCHES && elapsed >= MIN_NANOS
         && (!latency || latencies.count() >= SAMPLES || elapsed >= MAX_NANOS);
