@@ -110,6 +110,28 @@ class AdaptiveLimitsTest {
   }
 
   @Test
+  void aLoadThatPausesAfterEveryEpoch_findsItsLingerAsSoonAsOneThatDoesNot_theIdleSpellLeavesNothingToSettle() {
+    // The sink and callers of the first test (40 us pays), run in rounds of 8 batches (one epoch) with 3 ms of idle
+    // between them. A change of rung at the end of a round used to be measured from the next round on; if the two
+    // batches after a change are set aside even though the idle spell drained any backlog, that next round keeps 6
+    // batches, no epoch, and every change costs a round: the search took 42 rounds instead of 27.
+    ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 10, 2_000 * MICROS, 500, 40 * MICROS);
+    int rounds = 0;
+    int lastMove = 0;
+    Duration last = loop.controller.settledLinger();
+    for (; rounds < 200; rounds++) {
+      loop.run(8);
+      loop.now += 3_000 * MICROS;
+      if (!loop.controller.settledLinger().equals(last)) {
+        last = loop.controller.settledLinger();
+        lastMove = rounds + 1;
+      }
+    }
+    assertThat(last).as("%s", loop.controller).isEqualTo(Duration.ofNanos(40 * MICROS));
+    assertThat(lastMove).as("rounds until the search settled on 40 us; %s", loop.controller).isLessThanOrEqualTo(32);
+  }
+
+  @Test
   void aSlowSinkUnderManyCallersFindsItsLingerWithinASecond() {
     // F = 2 ms under 2,000 callers, 95 % back within 100 µs: each rung up to 80 µs gathers more. A write of 1,000
     // items takes 2.5 ms, so an epoch is its batches, not its 2 ms: the search must not take seconds.
