@@ -169,6 +169,7 @@ public final class AdaptiveLimits {
       epoch.restart(start); // the first batch, or the ticker stepped back (a new origin): measure afresh
     } else if (start - lastWriteEnd > Math.max(IDLE_NANOS, 4 * ladder.lingerNanos(rung))) {
       epoch.restart(start); // idle between writes: this epoch says nothing of the linger (a probe waits for the next)
+      epoch.drained(); // and no backlog of the last rung is left to settle
     }
     epoch.add(size);
     long writeNanos;

@@ -38,6 +38,14 @@ final class Epoch {
     return start;
   }
 
+  /**
+   * The consumer was idle ({@link AdaptiveLimits#writeEnded}): it drained whatever backlog the last rung left, so
+   * the batches after a change need not settle any longer.
+   */
+  void drained() {
+    settling = 0;
+  }
+
   /** Measures afresh from {@code now}. */
   void restart(long now) {
     start = now;
