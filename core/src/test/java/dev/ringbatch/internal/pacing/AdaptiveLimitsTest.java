@@ -132,6 +132,31 @@ class AdaptiveLimitsTest {
   }
 
   @Test
+  void aLoadWithAShortPauseEveryTenBatches_settlesOnALinger_doesNotFlipBetweenTwoForever() {
+    // Latency mode, 280 us target; F = 200 us, 10 callers back within 40 us; every 10 batches the callers pause for
+    // 600 us (no idle restart: under 1 ms), and the first batch after it does not linger. An epoch is about those 10
+    // batches. Probe epochs that follow a change of rung begin two batches later in that period than those that do
+    // not, and in the first 4 pairs (C S S C C S S C) the candidate has 3 such epochs, the settled rung 2: a bias
+    // towards whichever rung is the candidate. Each probe then "gains" both ways: 20 us -> 40 us -> 20 us ...
+    ClosedLoop loop = new ClosedLoop(Adaptive.latency(Duration.ofNanos(280 * MICROS)), 10, 200 * MICROS, 500,
+        40 * MICROS);
+    int moves = 0;
+    Duration last = null;
+    for (int batch = 1; loop.now < 1_000_000_000L + 8_000_000 * MICROS; batch++) {
+      loop.cycle();
+      if (batch % 10 == 0) {
+        loop.now += 600 * MICROS;
+      }
+      Duration settled = loop.controller.settledLinger();
+      if (loop.now > 1_000_000_000L + 2_000_000 * MICROS && !settled.equals(last)) {
+        moves += last == null ? 0 : 1;
+      }
+      last = settled;
+    }
+    assertThat(moves).as("moves of the settled linger in the last 6 s; %s", loop.controller).isZero();
+  }
+
+  @Test
   void aSlowSinkUnderManyCallersFindsItsLingerWithinASecond() {
     // F = 2 ms under 2,000 callers, 95 % back within 100 µs: each rung up to 80 µs gathers more. A write of 1,000
     // items takes 2.5 ms, so an epoch is its batches, not its 2 ms: the search must not take seconds.
