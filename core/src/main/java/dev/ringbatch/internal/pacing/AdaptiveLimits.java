@@ -225,9 +225,7 @@ public final class AdaptiveLimits {
       change = decideProbe();
     } else {
       apply(probe.arm() == LingerProbe.CANDIDATE ? probe.candidate() : base, sizeLimit); // probes are not logged
-      // every epoch of a probe begins after the settling batches, the arm changed or not: else the arm that changes
-      // more often (the candidate's, in the first pairs) is measured at another phase of a periodic load
-      epoch.settleAfterChange();
+      epoch.settleAfterChange(); // the arm changed or not: each arm measured at one phase of a periodic load
       change = null;
     }
     epoch.restart(now);

@@ -64,7 +64,9 @@ final class Epoch {
 
   /**
    * The limits changed: the next {@value #SETTLE_BATCHES} batches still carry the last rung's backlog (its
-   * callers' items, gathered under it), and the epoch begins after them.
+   * callers' items, gathered under it), and the epoch begins after them. A probe settles every epoch, its arm changed
+   * or not: an arm that changes more often (the candidate's, in the first pairs) would else be measured at another
+   * phase of a periodic load.
    */
   void settleAfterChange() {
     settling = SETTLE_BATCHES;
