@@ -342,16 +342,24 @@ class AdaptiveLimitsTest {
     }
   }
 
-  @Test
-  void aSmallerCapTheBatchesStillReach_doesNotKeepTheSearchFromTheLingers() {
+  /**
+   * The cap of 2,048 found under 6,000 callers; then the sink's cost turns linear and 3,000 callers remain: batches
+   * of 1,500, over half the cap and under it.
+   */
+  private static KneeAt2048 capOf2048ThenALinearSinkUnder3000Callers() {
     KneeAt2048 loop = new KneeAt2048();
     loop.run(20_000);
     assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(2_048);
-    // Then the sink's cost turns linear and 3,000 callers remain: batches of 1,500 (over half the cap, under it),
-    // and a linger that gathers the other cohort nearly doubles what the sink carries. Natural batching alone is no
-    // better than the cap (the probe to it is flat), so the search must be able to look past it.
     loop.penalty = 0;
     loop.callers = 3_000;
+    return loop;
+  }
+
+  @Test
+  void aSmallerCapTheBatchesStillReach_doesNotKeepTheSearchFromTheLingers() {
+    // A linger that gathers the other cohort nearly doubles what the sink carries. Natural batching alone is no
+    // better than the cap (the probe to it is flat), so the search must be able to look past it.
+    KneeAt2048 loop = capOf2048ThenALinearSinkUnder3000Callers();
     loop.run(20_000);
     assertThat(loop.controller.settledLinger()).as("%s", loop.controller).isPositive();
   }
@@ -363,11 +371,7 @@ class AdaptiveLimitsTest {
     // back within 2 ms: the short lingers gather next to no one. Natural batching is the cap's equal, 10 and 20 us
     // are flat (+0.9 %, +1.9 %), 40 us gains 3.6 %, 640 us 21 %. A stride pinned at the first linger re-probed
     // 10 us at ever longer holds and never reached the lingers that pay (before 91b85f2: 40 us, ..., 640 us).
-    KneeAt2048 loop = new KneeAt2048();
-    loop.run(20_000);
-    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(2_048);
-    loop.penalty = 0;
-    loop.callers = 3_000;
+    KneeAt2048 loop = capOf2048ThenALinearSinkUnder3000Callers();
     loop.comeBack = 2_000 * MICROS;
     loop.run(20_000); // 42 s simulated
     assertThat(loop.controller.settledLinger().toNanos()).as("%s", loop.controller)

@@ -126,7 +126,8 @@ public final class DefaultsReport {
       String charts, LocalDate date, String commit, String machine) {
     StringBuilder s = new StringBuilder("# Issue 37: nothing set against the best static limits\n\n")
         .append("Generated ").append(date).append(" at ").append(commit).append(" on ").append(machine)
-        .append(" (that JVM runs the report; the forks run on the JVMs the sections name), ").append(forks).append(" forks per figure, 2 × 1 s warm-up and 3 × 1 s measured per fork, ")
+        .append(" (that JVM runs the report; the forks run on the JVMs the sections name), ").append(forks)
+        .append(" forks per figure, 2 × 1 s warm-up and 3 × 1 s measured per fork, ")
         .append(fmt(minutes, 0)).append(" minutes. Command: `mvn -q -B package -Preport -DskipTests -pl jmh -am ")
         .append("-Dreport.main=dev.ringbatch.jmh.report.DefaultsReport -Dreport.args=\"").append(args)
         .append("\"`.\n\n`AdaptiveLimitsBenchmark`: K callers in a closed loop (`submit(x).join()`) into a sink that ")
