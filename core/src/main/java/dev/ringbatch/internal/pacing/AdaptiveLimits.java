@@ -306,7 +306,7 @@ public final class AdaptiveLimits {
     int down = Math.max(base > natural ? natural : 0, base - stride);
     boolean mayGoUp = up > base && (!latency || (p99 > 0 && p99 < targetNanos * 0.9));
     // A smaller cap is probed only where natural batching sizes the batches (under the cap in force): where they
-    // fill it, they are the backlog of callers waiting for the ring, which a smaller cap only splits into more
+    // fill it, they are the backlog of items queued in the ring behind them, which a smaller cap only splits into more
     // writes, and its probes read the backlog's transient as a gain (10,000 callers: 1.58M calls/s down to 0.98M).
     boolean mayGoDown = down < base && (down >= natural
         || (ladder.size(down) < 2 * meanBatch && meanBatch < 0.9 * ladder.size(base)));

@@ -286,9 +286,9 @@ class AdaptiveLimitsTest {
 
   @Test
   void batchesThatFillTheCap_neverProbeASmallerOne() {
-    // every batch is full (callers waiting for the ring): the batch is the backlog, which a smaller cap only splits
-    // into more writes; on a real ring its probes read the backlog's transient as a gain and walked 10,000 callers
-    // down to a sixteenth of the cap at 0.62x the rate
+    // every batch is full (items queued in the ring behind it): the batch is the backlog, which a smaller cap only
+    // splits into more writes; on a real ring its probes read the backlog's transient as a gain and walked 10,000
+    // callers down to a sixteenth of the cap at 0.62x the rate
     ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 1 << 20, 100 * MICROS, 500, 40 * MICROS);
     loop.run(40_000);
     assertThat(loop.cyclesUnderCap).as("%s", loop.controller).isZero();
