@@ -1,10 +1,7 @@
-package dev.ringbatch.issues;
+package dev.ringbatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ringbatch.Batcher;
-import dev.ringbatch.BatcherConfig;
-import dev.ringbatch.CloseReport;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;

@@ -21,11 +21,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Hostile review of 0dfbcf0/db89d26 (issue 19): each test failed there, and its javadoc describes that defect;
- * the assertions state the promise, which the code now keeps. Where the fix removed the mechanism itself (the
- * gap, the cast, the hook on the closing thread), the test checks that it stays removed.
+ * A close against user code on the paths it shares with the consumer: a ticker, a dependent action, a recorder, a
+ * thread factory's thread, a sink's exception or result list that blocks, throws or calls back. Each test's name and
+ * assertions state the promise (every item told once, the report balanced, the close within its bound, no user code
+ * on the closing thread before the report); its javadoc describes how an earlier protocol broke it (the hostile
+ * review of issue 19). Where the fix removed the mechanism itself (the gap, the cast, the hook on the closing
+ * thread), the test checks that it stays removed.
  */
-class CloseUserCodeRegressionTest {
+class CloseAgainstHostileUserCodeTest {
 
   /** Everything a test parks on; released after each test so no thread stays parked. */
   @RegisterExtension
@@ -57,7 +60,7 @@ class CloseUserCodeRegressionTest {
    */
   @Test
   @Timeout(30)
-  void asyncSettle_tickerBlocksOnCompletingThread_closeReportUnbalanced_andFuturePendingAfterDrainedClose()
+  void asyncStageCompletingWhileTheTickerBlocks_closeTellsTheItem_andItsReportBalances()
       throws Exception {
     CountDownLatch inTicker = new CountDownLatch(1);
     Gate tickerRelease = holds.gate();
@@ -110,7 +113,7 @@ class CloseUserCodeRegressionTest {
   @Test
   @Timeout(30)
   @SuppressWarnings("unchecked")
-  void resultsSink_recordsThroughItsItemsList_writtenExceedsAccepted() throws Exception {
+  void listSinkCastingItsItemsToABatch_failsTheItemOnce_outcomesNeverExceedAccepted() throws Exception {
     Batcher<Integer, Integer> batcher = holds.track(Batcher.of("ra-b", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
         .build(), BatchSink.<Integer, Integer>withResults(items -> {
           ((Batch<Integer, Integer>) (Object) items).complete(0, 42); // the items list is a Batch
@@ -139,7 +142,7 @@ class CloseUserCodeRegressionTest {
    */
   @Test
   @Timeout(180)
-  void producersHammeringAClosingBatcher_closeReportAcceptedRunsAhead() throws Exception {
+  void producersOfferingWhileTheBatcherCloses_closeReportBalances() throws Exception {
     for (int round = 0; round < 80; round++) {
       Batcher<Integer, Void> batcher = holds.track(Batcher.of("ra-c-" + round, BatcherConfig.builder()
           .ringSize(1 << 18).maxBatchSize(4096).build(), BatchSink.<Integer>noResult(items -> { })));
@@ -182,7 +185,7 @@ class CloseUserCodeRegressionTest {
    */
   @Test
   @Timeout(30)
-  void sharded_shardCloserHeldByDependentAction_reportMissesItsAbandonedItems() throws Exception {
+  void sharded_shardCloserHeldByADependentAction_reportCountsItsAbandonedItems() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
     Gate sinkRelease = holds.gate();
     Gate actionRelease = holds.gate();
@@ -219,7 +222,7 @@ class CloseUserCodeRegressionTest {
    */
   @Test
   @Timeout(30)
-  void flushDependentActionAtTheCloseMarker_runsInOwned_otherFlushToldFailedAlthoughAllWritten() throws Exception {
+  void flushDependentActionBlockingAtTheCloseMarker_otherFlushSucceeds_closeDrained() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
     Gate sinkRelease = holds.gate();
     Gate actionRelease = holds.gate();
@@ -269,7 +272,7 @@ class CloseUserCodeRegressionTest {
    */
   @Test
   @Timeout(30)
-  void resultsSinkReturningWrongSizeList_itemsItWroteAreHandedToItAgain() throws Exception {
+  void resultsSinkReturningAWrongSizeList_itemsItWroteAreNotHandedToItAgain() throws Exception {
     List<Integer> seen = Collections.synchronizedList(new ArrayList<>());
     AtomicInteger calls = new AtomicInteger();
     Batcher<Integer, Integer> batcher = holds.track(Batcher.of("ra-g", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
@@ -309,7 +312,7 @@ class CloseUserCodeRegressionTest {
    */
   @Test
   @Timeout(120)
-  void asyncGapBetweenInSinkCasAndTheSinkCall_sinkCalledAfterCloseReturned() throws Exception {
+  void asyncCloseJustBeforeTheSinkCall_sinkNeverCalledAfterCloseReturned() throws Exception {
     int hits = 0;
     List<String> afterClose = new CopyOnWriteArrayList<>();
     for (int warm = 0; warm < 20; warm++) { // the close path loaded and compiled: it must not be the slow part
@@ -394,7 +397,7 @@ class CloseUserCodeRegressionTest {
    */
   @Test
   @Timeout(30)
-  void asyncStageFailedWithThrowingGetCause_itemNeverCompleted_evenByClose() throws Exception {
+  void asyncStageFailedWithAThrowingGetCause_itemsCompleteByTheClose() throws Exception {
     Batcher<Integer, Integer> batcher = holds.track(Batcher.ofAsync("ra-h", BatcherConfig.builder().ringSize(8)
         .maxBatchSize(1).maxInFlightBatches(1).build(),
         batch -> CompletableFuture.failedFuture(new BrokenCompletion())));
@@ -416,7 +419,7 @@ class CloseUserCodeRegressionTest {
    */
   @Test
   @Timeout(30)
-  void sinkExceptionToStringOnTheClosingThread_runsBeforeTheReport_flushThereDoesNotComplete() throws Exception {
+  void sinkExceptionsToString_neverRunsOnTheClosingThreadBeforeTheReport() throws Exception {
     AtomicReference<Thread> closer = new AtomicReference<>();
     AtomicReference<Batcher<Integer, Integer>> self = new AtomicReference<>();
     AtomicReference<Object> flushSeen = new AtomicReference<>();
@@ -478,7 +481,7 @@ class CloseUserCodeRegressionTest {
    */
   @Test
   @Timeout(30)
-  void threadFactorysThreadInterruptRunsOnTheClosingThreadBeforeTheReport() throws Exception {
+  void threadFactorysInterrupt_runsAfterTheReport_aFlushCalledThereFindsTheCloseDone() throws Exception {
     AtomicReference<Thread> closer = new AtomicReference<>();
     AtomicReference<Batcher<Integer, Integer>> self = new AtomicReference<>();
     AtomicReference<Object> flushSeen = new AtomicReference<>();
@@ -621,7 +624,7 @@ class CloseUserCodeRegressionTest {
    */
   @Test
   @Timeout(30)
-  void consumerThreadStartingLate_orphanedClose_reportDoesNotBalance() throws Exception {
+  void consumerThreadStartingLate_closeTellsTheItem_andItsReportBalances() throws Exception {
     Gate startRelease = holds.gate();
     Batcher<Integer, Integer> batcher = holds.track(Batcher.of("ra-k", BatcherConfig.builder().ringSize(8).maxBatchSize(8)
         .threadFactory(r -> {
@@ -683,7 +686,7 @@ class CloseUserCodeRegressionTest {
    */
   @Test
   @Timeout(30)
-  void threadFactorysThreadInterruptThrows_closeThrows_gatheredItemsNeverCompleted() throws Exception {
+  void threadFactorysInterruptThrowing_everyItemAndFlushStillCompletes() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
     Gate sinkRelease = holds.gate();
     Batcher<Integer, Integer> batcher = stuckInSinkWithInterrupt("ra-j2", 1, inSink, sinkRelease, () -> {

@@ -1,21 +1,10 @@
-package dev.ringbatch.issues;
+package dev.ringbatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.ringbatch.AsyncBatchSink;
-import dev.ringbatch.BatchWriteException;
-import dev.ringbatch.Batcher;
-import dev.ringbatch.BatcherClosedException;
-import dev.ringbatch.BatcherConfig;
-import dev.ringbatch.BatcherFullException;
-import dev.ringbatch.BatcherStats;
-import dev.ringbatch.CloseReport;
-import dev.ringbatch.RejectionReason;
-import dev.ringbatch.RetryPolicy;
 import dev.ringbatch.stats.StatsRecorder;
-import dev.ringbatch.testing.Holds;
 import dev.ringbatch.testing.Holds.Gate;
+import dev.ringbatch.testing.Holds;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
@@ -26,25 +15,22 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The broken promises of issue 33, each as the behaviour it must keep: what a close that takes a batch over tells
- * and keeps, what a sink's failure looks like to a caller, one bound for the whole close, and what a sharded batcher
- * reports and logs.
+ * What a close that takes a batch over tells and keeps: the failures the sink already recorded stay their items'
+ * outcomes (and reach the offer failure handler and the recorders), a sink still writing is ignored without an
+ * exception, nothing of an abandoned batch stays reachable, an abandoned item's future completes only once the
+ * recorders include it, and the whole close is bound by its timeout plus one grace, however user hooks block.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class Issue33Test {
+class CloseTakeOverOutcomesTest {
   @RegisterExtension
   final Holds holds = new Holds();
 
-  /** Item 1: a fire-and-forget item its sink failed keeps being told as failed when a close takes its batch. */
+  /** A fire-and-forget item its sink failed keeps being told as failed when a close takes its batch. */
   @Test
   void closeDuringRetryBackoff_toldTheOfferFailureHandlerAndRecordersOfItemsTheSinkFailed() throws Exception {
     List<Object> handled = new CopyOnWriteArrayList<>();
@@ -94,28 +80,7 @@ class Issue33Test {
       assertThat(secondFailed.get()).as("the recorders hear of the item the sink failed").isEqualTo(1);
     });
   }
-
-  /** Item 2: a sink's failure reaches the caller as a sink failure, whatever its type. */
-  @Test
-  void sinkFailingAnItemWithAnotherBatchersRejection_reachesSubmitAndWaitAsASinkFailure() {
-    BatcherFullException othersFull = new BatcherFullException("other", 16, RejectionReason.INTERRUPTED,
-        "item rejected: the producer was interrupted while waiting for room");
-    BatcherClosedException othersClosed = new BatcherClosedException("other", 16, false, "item rejected");
-    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("sink-rejection", BatcherConfig.ofDefaults(), batch -> {
-      for (int i = 0; i < batch.size(); i++) {
-        batch.fail(i, batch.item(i) == 1 ? othersFull : othersClosed);
-      }
-    }));
-    assertThatThrownBy(() -> batcher.submitAndWait(1)).isInstanceOf(BatchWriteException.class)
-        .hasCause(othersFull);
-    assertThat(Thread.currentThread().isInterrupted()).isFalse();
-    assertThatThrownBy(() -> batcher.submitAndWait(2, Duration.ofSeconds(10))).isInstanceOf(BatchWriteException.class)
-        .hasCause(othersClosed);
-    assertThat(batcher.submit(1)).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
-        .havingCause().isInstanceOf(BatchWriteException.class).havingCause().isSameAs(othersFull);
-  }
-
-  /** Item 3: once a sink abandoned by a close returns, the closed batcher keeps none of that batch reachable. */
+  /** Once a sink abandoned by a close returns, the closed batcher keeps none of that batch reachable. */
   @Test
   void batchAbandonedInsideTheSink_isNotKeptReachableOnceTheSinkReturns() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
@@ -149,8 +114,7 @@ class Issue33Test {
     batcher.submit(payload).exceptionally(t -> null);
     return new WeakReference<>(payload);
   }
-
-  /** Item 3, async: a stage that completes after a close took its batch leaves nothing of it reachable. */
+  /** Async: a stage that completes after a close took its batch leaves nothing of it reachable. */
   @Test
   void asyncBatchAbandonedInFlight_isNotKeptReachableOnceItsStageCompletes() throws Exception {
     CompletableFuture<Void> stage = new CompletableFuture<>();
@@ -169,8 +133,7 @@ class Issue33Test {
       return payload.get() == null;
     });
   }
-
-  /** Item 4: close(timeout) returns within the timeout plus one grace, however many user hooks block after it. */
+  /** {@code close(timeout)} returns within the timeout plus one grace, however many user hooks block after it. */
   @Test
   void closeWithABlockingDependentActionAndABlockingRecordClosed_returnsWithinTheTimeoutPlusOneGrace()
       throws Exception {
@@ -208,8 +171,7 @@ class Issue33Test {
     // end while the hooks block), so the bound just below that leaves the most room for a loaded machine.
     assertThat(tookMillis).as("close(100 ms) took, ms").isLessThan(100 + 2 * 200 - 20);
   }
-
-  /** Item 5: a sink still inside write() after a take-over records without an exception; it is ignored. */
+  /** A sink still inside write() after a take-over records without an exception; it is ignored. */
   @Test
   void sinkStillWritingAfterATakeOver_recordsWithoutAnExceptionAndIsIgnored() throws Exception {
     CountDownLatch inSink = new CountDownLatch(1);
@@ -246,8 +208,7 @@ class Issue33Test {
     assertThat(b).isCompletedExceptionally();
     assertThat(batcher.stats().written()).isZero();
   }
-
-  /** Item 6: a failure the sink recorded before the take-over stays that item's outcome (sync). */
+  /** A failure the sink recorded before the take-over stays that item's outcome (sync). */
   @Test
   void closeTakingABatchFromInsideTheSink_keepsTheFailuresTheSinkAlreadyRecorded() throws Exception {
     CountDownLatch recordedOne = new CountDownLatch(1);
@@ -268,8 +229,7 @@ class Issue33Test {
     assertThat(report.abandoned()).as("report=%s", report).isZero();
     assertThat(report.stats().failed()).as("report=%s", report).isEqualTo(1);
   }
-
-  /** Item 6: keeping a recorded failure runs none of its code before the close's report (its toString may block). */
+  /** Keeping a recorded failure runs none of its code before the close's report (its toString may block). */
   @Test
   void closeKeepingARecordedFailureWhoseToStringBlocks_stillReturnsInTime() throws Exception {
     CountDownLatch recordedOne = new CountDownLatch(1);
@@ -301,8 +261,7 @@ class Issue33Test {
     assertThat(refused).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
         .havingCause().isInstanceOf(BatchWriteException.class).havingCause().isSameAs(slowToString);
   }
-
-  /** Item 6, async: the same for a batch in flight in an async sink. */
+  /** Async: the same for a batch in flight in an async sink. */
   @Test
   void closeTakingAnAsyncBatchInFlight_keepsTheFailuresTheSinkAlreadyRecorded() throws Exception {
     CountDownLatch recordedOne = new CountDownLatch(1);
@@ -321,61 +280,7 @@ class Issue33Test {
     assertThat(report.abandoned()).as("report=%s", report).isZero();
     assertThat(report.stats().failed()).as("report=%s", report).isEqualTo(1);
   }
-
-  /** Item 7: a sharded batcher's limits are its shards', not shard 0's alone. */
-  @Test
-  void shardedBatcher_reportsTheLargestLimitsInForceAmongItsShards() {
-    Batcher<Integer, Integer> batcher = holds.track(Batcher.sharded("sharded-limits", BatcherConfig.builder()
-        .ringSize(64).maxBatchSize(8).build(), 3, i -> i, shard -> batch -> batch.completeRemaining(1)));
-    List<BatcherStats> shards = batcher.shardStats();
-    assertThat(shards).hasSize(3);
-    // Each shard's own limits, as an adaptive controller would set them: pinned per shard here.
-    dev.ringbatch.internal.ShardedBatcherAccess.setShardLimits(batcher, 2,
-        dev.ringbatch.BatchLimits.of(32, Long.MAX_VALUE, Duration.ofMillis(3)));
-    assertThat(batcher.limits().maxBatchSize()).isEqualTo(32);
-    assertThat(batcher.limits().linger()).isEqualTo(Duration.ofMillis(3));
-    assertThat(batcher.stats().limits()).isEqualTo(batcher.limits());
-  }
-
-  /** Item 8: a sharded batcher logs its lost fire-and-forget failures once per batcher, not once per shard. */
-  @Test
-  void shardedBatcher_logsFailedFireAndForgetItemsOncePerBatcher() throws Exception {
-    Logger ringbatch = Logger.getLogger("dev.ringbatch");
-    List<LogRecord> lines = new CopyOnWriteArrayList<>();
-    Handler capture = new Handler() {
-      @Override
-      public void publish(LogRecord record) {
-        if (record.getLevel().intValue() >= Level.WARNING.intValue()
-            && String.valueOf(record.getMessage()).contains("fire-and-forget")) {
-          lines.add(record);
-        }
-      }
-
-      @Override
-      public void flush() {}
-
-      @Override
-      public void close() {}
-    };
-    ringbatch.addHandler(capture);
-    try {
-      Batcher<Integer, Integer> batcher = holds.track(Batcher.sharded("sharded-log", BatcherConfig.ofDefaults(), 4,
-          i -> i, shard -> batch -> {
-            throw new IllegalStateException("down");
-          }));
-      for (int i = 0; i < 4; i++) {
-        assertThat(batcher.offer(i)).isTrue();
-      }
-      assertThat(batcher.flush()).succeedsWithin(Duration.ofSeconds(10));
-      assertThat(batcher.stats().failed()).isEqualTo(4);
-      assertThat(lines).as("lines logged").hasSize(1);
-      assertThat(lines.get(0).getMessage()).contains("'sharded-log'");
-    } finally {
-      ringbatch.removeHandler(capture);
-    }
-  }
-
-  /** Item 9: once an abandoned item's future is done, every recorder includes it (recorders that return in time). */
+  /** Once an abandoned item's future is done, every recorder includes it (recorders that return in time). */
   @Test
   void abandonedItemsFuture_isDoneOnlyOnceTheRecordersIncludeIt() throws Exception {
     for (int round = 0; round < 5; round++) {
@@ -399,35 +304,5 @@ class Issue33Test {
       batcher.close(Duration.ZERO);
       assertThat(seen).as("round %s", round).succeedsWithin(Duration.ofSeconds(10)).isEqualTo(1L);
     }
-  }
-
-  /** Item 10: waiting on the consumer thread for an item of its own batcher is refused, as submitAndWait is. */
-  @Test
-  void joiningAnItemOnTheBatchersOwnConsumerThread_isRefusedLikeSubmitAndWait() throws Exception {
-    CompletableFuture<Throwable> joinRefused = new CompletableFuture<>();
-    CompletableFuture<Throwable> getRefused = new CompletableFuture<>();
-    AtomicReference<Batcher<Integer, Integer>> self = new AtomicReference<>();
-    Batcher<Integer, Integer> batcher = holds.track(Batcher.of("join-on-consumer", BatcherConfig.ofDefaults(), batch -> {
-      if (batch.item(0) == 1) {
-        try {
-          self.get().submit(2).join();
-          joinRefused.complete(null);
-        } catch (Throwable t) {
-          joinRefused.complete(t);
-        }
-        try {
-          self.get().submit(3).get(30, TimeUnit.SECONDS);
-          getRefused.complete(null);
-        } catch (Throwable t) {
-          getRefused.complete(t);
-        }
-      }
-      batch.completeRemaining(1);
-    }));
-    self.set(batcher);
-    assertThat(batcher.submit(1)).succeedsWithin(Duration.ofSeconds(10));
-    assertThat(joinRefused).succeedsWithin(Duration.ofSeconds(5)).isInstanceOf(IllegalStateException.class);
-    assertThat(getRefused).succeedsWithin(Duration.ofSeconds(5)).isInstanceOf(IllegalStateException.class);
-    assertThat(joinRefused.join().getMessage()).contains("consumer thread", "'join-on-consumer'");
   }
 }
