@@ -22,8 +22,11 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** Hostile review of the starter's shutdown, deregistration and write tracking. */
-class HostileStarterReviewTest {
+/**
+ * The starter's registry and shutdown: the order batchers feed one another in, names freed or refused, owner closes and
+ * the shutdown bounded whatever a sink's close does, and a write in progress counted once.
+ */
+class StarterRegistryAndShutdownTest {
 
   /** orders' sink forwards into audit; audit is created first, so orders is "newer" and must drain first. */
   static class Chain {

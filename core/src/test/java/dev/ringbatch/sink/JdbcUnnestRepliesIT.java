@@ -28,9 +28,13 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** Hostile review of the issue-20 JdbcBatchSink change, on PostgreSQL 18 through HikariCP. */
+/**
+ * What an idempotent unnest insert's callers are told when the statement's replies are lost or come late (outcome
+ * unknown, the row written), and that a statement with several results reports no count (PostgreSQL 18 through
+ * HikariCP; the cases a hostile review of issue 20 found).
+ */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-class ReviewJdbcIT {
+class JdbcUnnestRepliesIT {
   private static final Duration WAIT = Duration.ofSeconds(60);
   private static EmbeddedPostgres postgres;
   private final List<AutoCloseable> resources = new ArrayList<>();
@@ -121,7 +125,7 @@ class ReviewJdbcIT {
     resources.add(proxy);
     HikariDataSource pool = pool(proxy.port(), "&user=postgres", 2);
     JdbcBatchSink<Event> sink = mode.equals("rows")
-        ? JdbcBatchSink.of(pool, "INSERT INTO keyed (id, payload) VALUES (?, ?)", ReviewJdbcIT::bind)
+        ? JdbcBatchSink.of(pool, "INSERT INTO keyed (id, payload) VALUES (?, ?)", JdbcUnnestRepliesIT::bind)
         : TextArrays.<Event>sink(pool, "INSERT INTO keyed (id, payload) SELECT * FROM unnest(?::bigint[], ?::text[])")
             .column("bigint", Event::id).column("text", Event::payload).build();
     Batcher<Event, Integer> batcher = batcher(sink, RetryPolicy.none());
@@ -172,7 +176,7 @@ class ReviewJdbcIT {
   void rowLevelSecurityRefusingOneRow_failsOnlyThatRow(String mode) throws Exception {
     HikariDataSource pool = pool(postgres.getPort(), "&user=writer", 2);
     JdbcBatchSink<Event> sink = mode.equals("rows")
-        ? JdbcBatchSink.of(pool, "INSERT INTO secured (id, payload) VALUES (?, ?)", ReviewJdbcIT::bind)
+        ? JdbcBatchSink.of(pool, "INSERT INTO secured (id, payload) VALUES (?, ?)", JdbcUnnestRepliesIT::bind)
         : TextArrays.<Event>sink(pool, "INSERT INTO secured SELECT * FROM unnest(?::bigint[], ?::text[])")
             .column("bigint", Event::id).column("text", Event::payload).build();
     RecordingBatch<Event, Integer> batch = RecordingBatch.of(new Event(1, "a1"), new Event(2, "a2"),
@@ -197,7 +201,7 @@ class ReviewJdbcIT {
   void triggerRoutingOneRowToAMissingTable_failsOnlyThatRow(String mode) throws Exception {
     HikariDataSource pool = pool(postgres.getPort(), "&user=postgres", 2);
     JdbcBatchSink<Event> sink = mode.equals("rows")
-        ? JdbcBatchSink.of(pool, "INSERT INTO routed (id, payload) VALUES (?, ?)", ReviewJdbcIT::bind)
+        ? JdbcBatchSink.of(pool, "INSERT INTO routed (id, payload) VALUES (?, ?)", JdbcUnnestRepliesIT::bind)
         : TextArrays.<Event>sink(pool, "INSERT INTO routed SELECT * FROM unnest(?::bigint[], ?::text[])")
             .column("bigint", Event::id).column("text", Event::payload).build();
     RecordingBatch<Event, Integer> batch = RecordingBatch.of(new Event(1, "a1"), new Event(2, "a2"),
@@ -224,7 +228,7 @@ class ReviewJdbcIT {
   void lockTimeoutOnOneRowsParent_failsOnlyThatRow(String mode) throws Exception {
     HikariDataSource pool = pool(postgres.getPort(), "&user=postgres&options=-c%20lock_timeout%3D500", 2);
     JdbcBatchSink<Event> sink = mode.equals("rows")
-        ? JdbcBatchSink.of(pool, "INSERT INTO children (id, parent_id) VALUES (?, ?::bigint)", ReviewJdbcIT::bind)
+        ? JdbcBatchSink.of(pool, "INSERT INTO children (id, parent_id) VALUES (?, ?::bigint)", JdbcUnnestRepliesIT::bind)
         : TextArrays.<Event>sink(pool, "INSERT INTO children SELECT * FROM unnest(?::bigint[], ?::bigint[])")
             .column("bigint", Event::id).column("bigint", e -> Long.valueOf(e.payload())).build();
     RecordingBatch<Event, Integer> batch = RecordingBatch.of(new Event(1, "1"), new Event(2, "1"),

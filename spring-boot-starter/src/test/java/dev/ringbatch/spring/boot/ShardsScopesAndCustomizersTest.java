@@ -25,11 +25,15 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Scope;
 
-/** Defects a review of the starter found; each test failed before its fix. */
-class ReviewDefectsTest {
+/**
+ * The starter with sharded batchers (health degraded by one full shard, the earlier shards' sinks closed when a later
+ * one cannot be made), prototype-scoped batcher beans (none started behind the application's back) and customizers
+ * (an error blames no property left unset). Each test failed before its fix.
+ */
+class ShardsScopesAndCustomizersTest {
 
   /**
-   * Review found: the health reads {@code stats().remainingCapacity()}, the sum over the shards, which is 0
+   * Before its fix: the health reads {@code stats().remainingCapacity()}, the sum over the shards, which is 0
    * only when every shard is full. A keyed sharded batcher whose one shard is stalled refuses that shard's
    * items (here: dropped) while the health says UP forever.
    */
@@ -74,7 +78,7 @@ class ReviewDefectsTest {
   }
 
   /**
-   * Review found: when a shard's sink cannot be made, the sinks the factory already made for the earlier shards
+   * Before its fix: when a shard's sink cannot be made, the sinks the factory already made for the earlier shards
    * are never closed (the core closes the shards it started, not their sinks, and {@code register} never runs).
    */
   @Test
@@ -97,7 +101,7 @@ class ReviewDefectsTest {
   }
 
   /**
-   * Review found: the lifecycle's start, every health check and the endpoint call {@code
+   * Before its fix: the lifecycle's start, every health check and the endpoint call {@code
    * ObjectProvider.orderedStream()}, which makes a new prototype-scoped batcher (started, with its consumer
    * thread) each time; only the ones made in {@code stop()} are closed.
    */
@@ -132,7 +136,7 @@ class ReviewDefectsTest {
   }
 
   /**
-   * Review found: a customizer that breaks maxBatchSize <= ringSize, with no property set, is reported as
+   * Before its fix: a customizer that breaks maxBatchSize <= ringSize, with no property set, is reported as
    * {@code Property ringbatch.defaults.ring-size with value '(customizer)' is invalid}: a property the user
    * never set.
    */

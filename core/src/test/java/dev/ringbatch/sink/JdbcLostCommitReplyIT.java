@@ -13,9 +13,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Second hostile review of the JDBC pieces the COPY sink shares (after 909cc1c), on PostgreSQL 18 through HikariCP. */
+/**
+ * An idempotent batch whose commit reply is lost is thrown for the whole batch, safe to retry, whether or not an item
+ * failed to bind (the JDBC pieces the COPY sink shares; PostgreSQL 18 through HikariCP).
+ */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class JdbcSecondReviewIT {
+class JdbcLostCommitReplyIT {
   private static EmbeddedPostgres postgres;
 
   record Event(long id, String payload) {}

@@ -23,11 +23,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Second hostile review of the COPY sink (after 909cc1c): one focused test per defect. Each test states the
- * promise it checks; the ones marked "Defect" fail on the reviewed code.
+ * The idempotent COPY sink's answers where keys race, triggers skip or rewrite rows and key columns need quoting, and
+ * the overlapping sink's completions under a dependent action that waits and a close behind a slow COPY. One focused
+ * test per case; the ones marked "Defect" failed on the code a second review read.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class PgCopySecondReviewIT {
+class PgCopyKeysAndOverlapIT {
   private static EmbeddedPostgres postgres;
   private static HikariDataSource pool;
 
