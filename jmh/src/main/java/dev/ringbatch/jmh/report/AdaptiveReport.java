@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import me.tongfei.progressbar.ProgressBar;
+import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
@@ -127,9 +128,13 @@ public final class AdaptiveReport {
     Map<String, Cell> byKey = new LinkedHashMap<>();
     for (String f : fixed) {
       for (String k : callers) {
-        Cell cell = new Cell(like.java(), like.feature(), like.threads(), f, k, new LinkedHashMap<>());
+        Cell cell = cells.stream().filter(c -> c.java().equals(like.java()) && c.threads().equals(like.threads())
+            && c.fixedMicros().equals(f) && c.callers().equals(k)).findFirst().orElse(null);
+        if (cell == null) { // else a later round of the same grid: its forks join the cell's
+          cell = new Cell(like.java(), like.feature(), like.threads(), f, k, new LinkedHashMap<>());
+          cells.add(cell);
+        }
         byKey.put(f + "/" + k, cell);
-        cells.add(cell);
       }
     }
     for (Config config : configs) {
@@ -148,10 +153,17 @@ public final class AdaptiveReport {
       });
       for (RunResult result : run(run)) {
         String key = result.getParams().getParam("fixedMicros") + "/" + result.getParams().getParam("callers");
-        byKey.get(key).runs().put(config.label(), result);
+        byKey.get(key).runs().merge(config.label(), result, AdaptiveReport::joined);
       }
       bar.step();
     }
+  }
+
+  /** Two runs of one configuration in one cell as one, their forks together: rounds of an interleaved grid. */
+  static RunResult joined(RunResult earlier, RunResult later) {
+    List<BenchmarkResult> forks = new ArrayList<>(earlier.getBenchmarkResults());
+    forks.addAll(later.getBenchmarkResults());
+    return new RunResult(earlier.getParams(), forks);
   }
 
   /** The grid's configurations: the default, four static lingers under a cap of 4,096, and the two modes. */
