@@ -63,9 +63,9 @@ public final class DefaultsReport {
       steps += rounds * (VariantsReport.feature(java) >= 21 ? 2 : 1) * configs.size();
     }
     try (ProgressBar bar = BenchmarkReport.progressBar(steps)) {
-      // One fork of every configuration per round, the rounds one after another: a slow spell of the host (its
-      // figures move by a quarter from one quarter of an hour to the next) falls on every configuration alike, where
-      // a configuration's forks run back to back would all take it alone.
+      // One fork of every configuration per round, the rounds one after another: a slow spell of the host falls on
+      // every configuration alike, where a configuration's forks run back to back would all take it alone (nothing
+      // set, run last: 0.76-0.82x the static limits there, 0.98-1.06x alternating; results/issue37-grid-rounds.txt).
       for (int round = 0; round < rounds; round++) {
         for (String java : jvms) {
           int feature = VariantsReport.feature(java);
@@ -133,8 +133,8 @@ public final class DefaultsReport {
     StringBuilder s = new StringBuilder("# Issue 37: nothing set against the best static limits\n\n")
         .append("Generated ").append(date).append(" at ").append(commit).append(" on ").append(machine)
         .append(" (that JVM runs the report; the forks run on the JVMs the sections name), ").append(forks)
-        .append(" forks per figure, run in rounds of one fork of every configuration (so that a slow spell of the host ")
-        .append("falls on all of them alike), 2 × 1 s warm-up and 3 × 1 s measured per fork, ")
+        .append(" forks per figure, run in rounds of one fork of every configuration (so that a slow spell of ")
+        .append("the host falls on all of them alike), 2 × 1 s warm-up and 3 × 1 s measured per fork, ")
         .append(fmt(minutes, 0)).append(" minutes. Command: `mvn -q -B package -Preport -DskipTests -pl jmh -am ")
         .append("-Dreport.main=dev.ringbatch.jmh.report.DefaultsReport -Dreport.args=\"").append(args)
         .append("\"`.\n\n`AdaptiveLimitsBenchmark`: K callers in a closed loop (`submit(x).join()`) into a sink that ")
