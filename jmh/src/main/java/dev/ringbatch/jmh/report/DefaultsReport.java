@@ -152,18 +152,26 @@ public final class DefaultsReport {
 
   /** Calls per second of {@code label} in {@code cell}: the median over forks; NaN if it did not run. */
   static double calls(Cell cell, String label) {
-    double[] forks = forks(cell, label);
+    return calls(cell, label, Integer.MAX_VALUE);
+  }
+
+  /** The median calls per second of the first {@code limit} forks of {@code label} in {@code cell}, or NaN. */
+  private static double calls(Cell cell, String label, int limit) {
+    double[] forks = forks(cell, label, limit);
     return forks.length == 0 ? Double.NaN : VariantsReport.median(forks);
   }
 
   /** Calls per second of {@code label} in {@code cell}, one per fork, sorted; none if it did not run. */
   static double[] forks(Cell cell, String label) {
+    return forks(cell, label, Integer.MAX_VALUE);
+  }
+
+  /** The first {@code limit} forks in the order they ran (the grid's rounds, then re-reads), as calls/s, sorted. */
+  private static double[] forks(Cell cell, String label, int limit) {
     RunResult run = cell.runs().get(label);
-    double[] forks = run == null ? new double[0] : VariantsReport.forkScores(run);
-    for (int i = 0; i < forks.length; i++) {
-      forks[i] *= Integer.parseInt(cell.callers()) * 50;
-    }
-    return forks;
+    return run == null ? new double[0] : run.getBenchmarkResults().stream().limit(limit)
+        .mapToDouble(r -> r.getPrimaryResult().getScore() * Integer.parseInt(cell.callers()) * 50).sorted()
+        .toArray();
   }
 
   /**
@@ -173,22 +181,11 @@ public final class DefaultsReport {
   static String bestStatic(Cell cell, List<Config> configs, int rounds) {
     String best = OLD_DEFAULT;
     for (Config config : configs) {
-      if (!config.adaptive() && firstCalls(cell, config.label(), rounds) > firstCalls(cell, best, rounds)) {
+      if (!config.adaptive() && calls(cell, config.label(), rounds) > calls(cell, best, rounds)) {
         best = config.label();
       }
     }
     return best;
-  }
-
-  /** The median calls per second of the first {@code rounds} forks of {@code label} in {@code cell}. */
-  private static double firstCalls(Cell cell, String label, int rounds) {
-    RunResult run = cell.runs().get(label);
-    if (run == null) {
-      return Double.NaN;
-    }
-    return VariantsReport.median(run.getBenchmarkResults().stream().limit(rounds)
-        .mapToDouble(r -> r.getPrimaryResult().getScore() * Integer.parseInt(cell.callers()) * 50).sorted()
-        .toArray());
   }
 
   static String markdown(List<Cell> cells, List<Config> configs, int forks, int rereads, double minutes,
@@ -197,8 +194,9 @@ public final class DefaultsReport {
         .append("Generated ").append(date).append(" at ").append(commit).append(" on ").append(machine)
         .append(" (that JVM runs the report; the forks run on the JVMs the sections name), ").append(forks)
         .append(" forks per figure, run in rounds of one fork of every configuration (so that a slow spell of ")
-        .append("the host falls on all of them alike), 2 × 1 s warm-up and 3 × 1 s measured per fork; then ")
-        .append(rereads).append(" rounds that read each cell missed by the medians again (below), ")
+        .append("the host falls on all of them alike), 2 × 1 s warm-up and 3 × 1 s measured per fork")
+        .append(rereads == 0 ? ", no re-reads, " : "; then " + rereads + (rereads == 1 ? " round" : " rounds")
+            + " that read each cell missed by the medians again (below), ")
         .append(fmt(minutes, 0)).append(" minutes. Command: `mvn -q -B package -Preport -DskipTests -pl jmh -am ")
         .append("-Dreport.main=dev.ringbatch.jmh.report.DefaultsReport -Dreport.args=\"").append(args)
         .append("\"`.\n\n`AdaptiveLimitsBenchmark`: K callers in a closed loop (`submit(x).join()`) into a sink that ")
@@ -231,7 +229,7 @@ public final class DefaultsReport {
       String best = bestStatic(cell, configs, forks);
       double bestCalls = calls(cell, best);
       double now = calls(cell, DEFAULTS);
-      boolean ok = now >= 0.95 * bestCalls && now >= old;
+      boolean ok = met(cell, configs, forks);
       double[] nowForks = forks(cell, DEFAULTS);
       double nowMax = nowForks[nowForks.length - 1];
       boolean clearMiss = nowMax < 0.95 * forks(cell, best)[0] || nowMax < forks(cell, OLD_DEFAULT)[0];
