@@ -169,9 +169,11 @@ public final class DefaultsReport {
   /** The first {@code limit} forks in the order they ran (the grid's rounds, then re-reads), as calls/s, sorted. */
   private static double[] forks(Cell cell, String label, int limit) {
     RunResult run = cell.runs().get(label);
-    return run == null ? new double[0] : run.getBenchmarkResults().stream().limit(limit)
-        .mapToDouble(r -> r.getPrimaryResult().getScore() * Integer.parseInt(cell.callers()) * 50).sorted()
-        .toArray();
+    double[] forks = run == null ? new double[0] : VariantsReport.forkScores(run, limit);
+    for (int i = 0; i < forks.length; i++) {
+      forks[i] *= Integer.parseInt(cell.callers()) * 50; // a positive factor: still sorted
+    }
+    return forks;
   }
 
   /**

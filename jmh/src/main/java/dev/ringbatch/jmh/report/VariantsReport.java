@@ -211,7 +211,13 @@ public final class VariantsReport {
 
   /** Each fork's score, sorted. */
   static double[] forkScores(RunResult run) {
+    return forkScores(run, Integer.MAX_VALUE);
+  }
+
+  /** The scores of the first {@code limit} forks in the order they ran (merged runs keep it), sorted. */
+  static double[] forkScores(RunResult run, int limit) {
     return run.getBenchmarkResults().stream()
+        .limit(limit)
         .mapToDouble(result -> result.getPrimaryResult().getScore())
         .sorted()
         .toArray();
