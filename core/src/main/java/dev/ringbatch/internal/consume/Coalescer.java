@@ -192,7 +192,10 @@ final class Coalescer<T, R> {
       long start = writer.lastWriteStart();
       long sinkNanos = writer.lastSinkNanos();
       long end = size >= 2 ? readTicker() : start + Math.max(0, sinkNanos);
-      String change = a.writeEnded(size, start, sinkNanos, end);
+      // Whether callers were already coming back behind the batch (then the gap before the next is not idle): a
+      // lone caller's batch, which reads nothing more, counts as followed by nobody.
+      boolean followed = size >= 2 && ring.getCursor() > lastSequence;
+      String change = a.writeEnded(size, start, sinkNanos, end, followed);
       if (change != null) {
         handOver.callOut(() -> SafeLog.log(ADAPTIVE_LOG, Level.DEBUG, "batcher '" + name + "': adaptive limits now "
             + a.published() + ": " + change, null));

@@ -38,8 +38,9 @@ import org.jspecify.annotations.Nullable;
  * configured maxBatchSize). {@link #mayLinger} lets a batch linger only if it follows a write of two items or
  * more closely: the first item after an idle spell, and a lone caller's, are never delayed. The batches right
  * after a change of rung count towards no epoch ({@link Epoch#settleAfterChange}). An epoch the consumer spent
- * partly idle is dropped; a probe under way goes on with the next whole epoch (a load that pauses every few
- * batches still completes its probes, and its arms stay paired).
+ * partly idle (over 1 ms between writes, nothing published behind the last) is dropped; a probe under way goes on
+ * with the next whole epoch (a load that pauses every few batches still completes its probes, and its arms stay
+ * paired).
  */
 public final class AdaptiveLimits {
   static final int MAX_HOLD = 64;
@@ -79,6 +80,8 @@ public final class AdaptiveLimits {
 
   private int lastSize;
   private long lastWriteEnd = UNSET;
+  /** Whether items were already published behind the last batch when it ended: the gap after it was not idle. */
+  private boolean lastFollowed;
   private long[] stamps = new long[16];
   private int stamped;
   /** The last async write (size in the top 24 bits, nanoseconds below), handed over by its completing thread. */
@@ -161,14 +164,19 @@ public final class AdaptiveLimits {
   /**
    * A batch of {@code size} items, whose write the writer started at {@code start} (its own ticker reading),
    * ended at {@code now}: for a synchronous sink, written in {@code sinkNanos} (every attempt) and, if it held two
-   * items or more, its futures completed; for an asynchronous one, handed over. Returns a description of the
-   * change if the limits changed, or null.
+   * items or more, its futures completed; for an asynchronous one, handed over. {@code followed} says whether an
+   * item was already published behind the batch at its end (the ring's cursor past its last sequence). Returns a
+   * description of the change if the limits changed, or null.
    */
-  public @Nullable String writeEnded(int size, long start, long sinkNanos, long now) {
+  public @Nullable String writeEnded(int size, long start, long sinkNanos, long now, boolean followed) {
     if (!epoch.begun() || start - epoch.start() < 0 || start - lastWriteEnd < 0 || now - start < 0) {
       epoch.restart(start); // the first batch, or the ticker stepped back (a new origin): measure afresh
-    } else if (start - lastWriteEnd > Math.max(IDLE_NANOS, 4 * ladder.lingerNanos(rung))) {
-      epoch.restart(start); // idle between writes: this epoch says nothing of the linger (a probe waits for the next)
+    } else if (!lastFollowed && start - lastWriteEnd > Math.max(IDLE_NANOS, 4 * ladder.lingerNanos(rung))) {
+      // Idle between writes: this epoch says nothing of the linger (a probe waits for the next). Not when an item was
+      // already waiting as the last batch ended: the consumer then went straight on taking items, and a gap over 1 ms
+      // is thousands of callers coming back (10,000 in one batch of ~9,000: read as idle, no epoch ever completed and
+      // the limits never moved, 1.1M calls/s where a cap of 4,096 carries 1.6M; docs/results/issue37-idle-gap.txt).
+      epoch.restart(start);
       epoch.drained(); // and no backlog of the last rung is left to settle
     }
     epoch.add(size);
@@ -190,6 +198,7 @@ public final class AdaptiveLimits {
     }
     lastSize = size;
     lastWriteEnd = now;
+    lastFollowed = followed;
     return epoch.complete(now) ? endEpoch(now, now - epoch.start()) : null;
   }
 

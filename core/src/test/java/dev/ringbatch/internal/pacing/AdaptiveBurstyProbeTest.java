@@ -48,7 +48,7 @@ class AdaptiveBurstyProbeTest {
       long start = now;
       long write = 20_000 + 500L * n;
       now += write;
-      controller.writeEnded(n, start, write, now);
+      controller.writeEnded(n, start, write, now, false);
     }
     assertThat(100.0 * lingering / counted).as("%% of batches held by a probe; %s", controller).isLessThan(5.0);
   }

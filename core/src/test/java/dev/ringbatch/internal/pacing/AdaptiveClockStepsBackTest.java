@@ -48,7 +48,7 @@ class AdaptiveClockStepsBackTest {
       long start = now;
       long write = noisy ? (random.nextInt(10) == 0 ? 20_000_000 : 200_000) : 2_000_000 + 500L * n;
       now += write;
-      controller.writeEnded(n, start, write, now);
+      controller.writeEnded(n, start, write, now, false);
     }
     assertThat(beforeTheStep.linger()).as("a linger was in force at the step").isPositive();
     assertThat(controller.limits()).as("40,000 batches after the step, of a noisy sink: %s", controller)

@@ -36,7 +36,7 @@ class AdaptiveLatencySizeFloorTest {
       long start = now;
       long write = 2_000_000 + 50L * n;
       now += write;
-      controller.writeEnded(n, start, write, now);
+      controller.writeEnded(n, start, write, now, false);
     }
     assertThat(smallest).as("smallest size limit chosen; now %s", controller)
         .isGreaterThanOrEqualTo(caps.maxBatchSize() / 2);

@@ -71,7 +71,7 @@ class AdaptiveLimitsTest {
       long start = now;
       long write = writeTime(n);
       now += write;
-      String change = controller.writeEnded(n, start, write, now);
+      String change = controller.writeEnded(n, start, write, now, false);
       if (change != null && Boolean.getBoolean("dbg")) System.err.println(change);
       longestRoundTrip = Math.max(longestRoundTrip, now - (firstTaken - 5 * MICROS));
     }
@@ -462,11 +462,11 @@ class AdaptiveLimitsTest {
     assertThat(controller.mayLinger(now)).as("before any write").isFalse();
     batch.add("a", null, 1, 0, SubmissionSlot.NOT_STAMPED);
     controller.writeStarting(batch.copyStamps(controller));
-    controller.writeEnded(1, now, 10 * MICROS, now += 10 * MICROS);
+    controller.writeEnded(1, now, 10 * MICROS, now += 10 * MICROS, false);
     assertThat(controller.mayLinger(now + MICROS)).as("after a lone item").isFalse();
     batch.add("b", null, 1, 1, SubmissionSlot.NOT_STAMPED);
     controller.writeStarting(batch.copyStamps(controller));
-    controller.writeEnded(2, now += MICROS, 10 * MICROS, now += 10 * MICROS);
+    controller.writeEnded(2, now += MICROS, 10 * MICROS, now += 10 * MICROS, false);
     assertThat(controller.mayLinger(now + MICROS)).as("right after two items").isTrue();
     assertThat(controller.mayLinger(now + 10_000 * MICROS)).as("after an idle spell").isFalse();
   }
@@ -477,7 +477,7 @@ class AdaptiveLimitsTest {
     // reading says nothing of how long the consumer was idle, so the batch is never held on it.
     AdaptiveLimits controller = new AdaptiveLimits(Adaptive.throughput(), CAPS, false);
     long now = 1_000_000_000L;
-    controller.writeEnded(2, now, 10 * MICROS, now += 10 * MICROS);
+    controller.writeEnded(2, now, 10 * MICROS, now += 10 * MICROS, false);
     assertThat(controller.mayLinger(now + MICROS)).as("right after two items").isTrue();
     assertThat(controller.mayLinger(now - MICROS)).as("a microsecond back").isFalse();
     assertThat(controller.mayLinger(now - 3_600_000_000_000L)).as("an hour back").isFalse();
