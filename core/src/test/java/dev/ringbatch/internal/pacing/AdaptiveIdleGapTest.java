@@ -25,8 +25,7 @@ class AdaptiveIdleGapTest {
     // first are back while the last are woken): 10,000 calls per 11 ms. Under a smaller cap the callers not in the
     // batch come back while it is written: 1.4M calls/s.
     int callers = 10_000;
-    AdaptiveLimits controller =
-        new AdaptiveLimits(Adaptive.throughput(), BatchLimits.of(16_384, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO), false);
+    AdaptiveLimits controller = throughputUnder(16_384);
     SplittableRandom random = new SplittableRandom(7);
     long now = 1_000_000_000L;
     long end = now + 10_000_000_000L;
@@ -55,8 +54,7 @@ class AdaptiveIdleGapTest {
     // AdaptiveLimitsTest's closed loop: 100 callers in two cohorts, 95 % back within 40 µs, F = 2 ms, c = 500 ns:
     // 40 µs carries the most, 80 µs gathers next to no one more. Every 14 batches the load pauses for 1.5 ms. Counted,
     // the pauses fall in and out of phase with probe epochs of 10 batches, and each probe "gains" both ways.
-    AdaptiveLimits controller =
-        new AdaptiveLimits(Adaptive.throughput(), BatchLimits.of(4096, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO), false);
+    AdaptiveLimits controller = throughputUnder(4096);
     int callers = 100;
     int half = callers / 2;
     long origin = 1_000_000_000L;
@@ -100,6 +98,12 @@ class AdaptiveIdleGapTest {
     }
   }
 
+  /** A controller in throughput mode under a cap of {@code maxBatchSize} items, no byte limit, a sync sink. */
+  private static AdaptiveLimits throughputUnder(int maxBatchSize) {
+    return new AdaptiveLimits(Adaptive.throughput(),
+        BatchLimits.of(maxBatchSize, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO), false);
+  }
+
   /**
    * F = 5 ms, c = 500 ns, 10 callers in two cohorts back within 1 ms: a linger of 640 µs to 1 ms gathers the other
    * cohort and carries ~1.63 items/ms, natural batching or 40 µs ~1.1. After each batch {@code pausesAfter} picks,
@@ -107,8 +111,7 @@ class AdaptiveIdleGapTest {
    * lowest settled linger from the 10th simulated second to the 60th.
    */
   private static long lowestSettledLinger(IntPredicate pausesAfter) {
-    AdaptiveLimits controller =
-        new AdaptiveLimits(Adaptive.throughput(), BatchLimits.of(4096, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO), false);
+    AdaptiveLimits controller = throughputUnder(4096);
     long origin = 1_000_000_000L;
     long now = origin;
     long lowest = Long.MAX_VALUE;
