@@ -109,6 +109,9 @@ class BadInputCatalogueTest {
         new Case("submitAndWait on the consumer thread", BadInputCatalogueTest::waitOnConsumer,
             IllegalStateException.class, "submitAndWait must not be called on the consumer thread of batcher"
                 + " 'self' (for example from its sink): it would wait for itself; use submit or offer"),
+        new Case("thread factory returns a started thread", BadInputCatalogueTest::startedConsumerThread,
+            IllegalStateException.class, "threadFactory returned a thread that was already started ('early'):"
+                + " batcher 'early' needs a new thread for its consumer"),
         new Case("shards zero", () -> Batcher.sharded("s", BatcherConfig.ofDefaults(), 0,
             s -> BatchSink.<String>noResult(i -> { })),
             IllegalArgumentException.class, "shards must be positive but was 0"),
@@ -151,7 +154,32 @@ class BadInputCatalogueTest {
     }
   }
 
+  /** A consumer runnable the factory started itself ends with the batcher it was made for, which never started. */
+  @Test
+  void aThreadFactoryThatStartsItsThread_leavesNoConsumerRunning() throws Exception {
+    AtomicReference<Thread> made = new AtomicReference<>();
+    Throwable thrown = catchThrowable(() -> Batcher.of("early", BatcherConfig.builder().threadFactory(r -> {
+      made.set(startedDaemon(r));
+      return made.get();
+    }).build(), BatchSink.<String>noResult(i -> { })));
+    assertThat(thrown).isInstanceOf(IllegalStateException.class);
+    made.get().join(TimeUnit.SECONDS.toMillis(10));
+    assertThat(made.get().isAlive()).as("the consumer thread the factory started").isFalse();
+  }
+
   // ---- helpers: each runs a scenario and throws what the caller would see ----
+
+  private static Thread startedDaemon(Runnable r) {
+    Thread t = new Thread(r, "early");
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  private static void startedConsumerThread() {
+    Batcher.of("early", BatcherConfig.builder().threadFactory(BadInputCatalogueTest::startedDaemon).build(),
+        BatchSink.<String>noResult(i -> { })).close();
+  }
 
   private static <B extends Batcher<?, ?>> void withBatcher(B batcher, java.util.function.Consumer<B> use) {
     try {

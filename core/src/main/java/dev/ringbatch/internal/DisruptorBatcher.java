@@ -66,6 +66,11 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   private final RingBuffer<SubmissionSlot> ring;
   private final ConsumerWaitStrategy waitStrategy;
   private final CoalescingConsumer<T, R> consumer;
+  /**
+   * Set just before this batcher starts its consumer thread: the Runnable a thread factory gets runs the consumer
+   * only then, so a thread the factory started itself (refused below) returns at once instead of consuming.
+   */
+  private volatile boolean consumerStarted;
   /** The limits the consumer applies: set or pinned here, steered by an adaptive controller. */
   private final ConsumerLimits inForce;
   private final Thread consumerThread;
@@ -116,8 +121,11 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
         completer, flushWaiters, inForce, ticker, gate, selfClock, holdings);
     ThreadFactory factory = config.threadFactory();
-    Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
+    Runnable task = this::runConsumer;
+    Thread thread = factory == null ? defaultThread(name, task) : factory.newThread(task);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");
+    Checks.requireState(thread.getState() == Thread.State.NEW, "threadFactory returned a thread that was already"
+        + " started ('%s'): batcher '%s' needs a new thread for its consumer", thread.getName(), name);
     consumers.add(thread);
     // The consumer first (a factory that numbers its threads gives it the first number), then the close helper,
     // started only by a close with user code to call after its report; a shard's is its sharded batcher's.
@@ -174,8 +182,15 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     DisruptorBatcher<T, R> batcher =
         new DisruptorBatcher<>(name, config, weigher, sink, asyncSink, consumers, lostLog, ownHelper);
     ItemFuture.preloadWaitingPath();
+    batcher.consumerStarted = true;
     batcher.consumerThread.start();
     return batcher;
+  }
+
+  private void runConsumer() {
+    if (consumerStarted) {
+      consumer.run();
+    }
   }
 
   private static Thread defaultThread(String name, Runnable consumer) {
