@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ringbatch.testing.Holds;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -41,6 +42,19 @@ class WaitingCallerOutcomeTest {
     assertThat(batcher.submit(1)).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
         .havingCause().isInstanceOf(BatchWriteException.class).havingCause().isSameAs(othersFull);
   }
+  /** A sink that forwards to another batcher and fails with its BatchWriteException: this batcher's, caused by it. */
+  @Test
+  void sinkFailingWithAnotherBatchersWriteFailure_reachesTheCallerAsThisBatchersWithThatCause() {
+    BatchWriteException downstream = new BatchWriteException("downstream", new IOException("disk"));
+    Batcher<String, Void> batcher = holds.track(Batcher.of("upstream", BatcherConfig.ofDefaults(), batch -> {
+      throw downstream;
+    }));
+    assertThatThrownBy(() -> batcher.submitAndWait("x")).isInstanceOf(BatchWriteException.class)
+        .hasMessageContaining("'upstream'").hasCause(downstream);
+    assertThat(batcher.submit("y")).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
+        .havingCause().isInstanceOf(BatchWriteException.class).havingCause().isSameAs(downstream);
+  }
+
   /** Waiting on the consumer thread for an item of its own batcher is refused, as submitAndWait is. */
   @Test
   void joiningAnItemOnTheBatchersOwnConsumerThread_isRefusedLikeSubmitAndWait() throws Exception {

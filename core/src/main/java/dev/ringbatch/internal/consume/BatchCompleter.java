@@ -158,12 +158,13 @@ public final class BatchCompleter {
 
   /**
    * The failure a caller gets for {@code cause}, a failure of the sink: wrapped in a {@link BatchWriteException}
-   * when it would read as something else, a cancellation (the future would cancel rather than fail) or a batcher's
-   * rejection (the caller would take it for this batcher being full or closed). Null for null.
+   * when it would read as something else, a cancellation (the future would cancel rather than fail), a batcher's
+   * rejection (the caller would take it for this batcher being full or closed) or a batcher's write failure (a
+   * sink that forwards to another batcher: the caller would read that batcher's name). Null for null.
    */
   @Nullable Throwable sinkFailure(@Nullable Throwable cause) {
     if (!(cause instanceof CancellationException || cause instanceof BatcherFullException
-        || cause instanceof BatcherClosedException)) {
+        || cause instanceof BatcherClosedException || cause instanceof BatchWriteException)) {
       return cause;
     }
     try {

@@ -53,7 +53,7 @@ public final class CallerWait {
         throw closed;
       }
       if (cause instanceof BatchWriteException alreadyWrapped) {
-        throw alreadyWrapped; // a sink that failed with a cancellation: see BatchCompleter
+        throw alreadyWrapped; // this batcher's: BatchCompleter.sinkFailure wraps a sink's own (and a cancellation)
       }
       throw new BatchWriteException(name, cause);
     }
