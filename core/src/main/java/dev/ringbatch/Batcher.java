@@ -71,7 +71,8 @@ public interface Batcher<T, R> extends AutoCloseable {
 
   /**
    * Creates and starts a batcher whose sink writes asynchronously: the consumer goes on coalescing while up
-   * to {@link BatcherConfig#maxInFlightBatches()} batches are in flight. See {@link AsyncBatchSink}.
+   * to {@link BatcherConfig#maxInFlightBatches()} batches are in flight. See {@link AsyncBatchSink}. The config's
+   * {@link BatcherConfig#retryPolicy() retryPolicy} does not apply: a failed stage fails its items.
    *
    * @throws IllegalArgumentException if {@code name} is blank
    * @throws IllegalStateException if {@code config} sets {@code maxBatchBytes}, which needs a weigher

@@ -112,7 +112,11 @@ public final class BatcherConfig {
     return values.maxInFlightBatches;
   }
 
-  /** When to retry a batch whose sink threw. Default {@link RetryPolicy#none()}. */
+  /**
+   * When to retry a batch whose synchronous {@link BatchSink} threw. Ignored by an {@link AsyncBatchSink}, whose
+   * stage can retry on its own (the batcher never hands an async batch to the sink twice). Default
+   * {@link RetryPolicy#none()}.
+   */
   public RetryPolicy retryPolicy() {
     return values.retryPolicy;
   }
@@ -313,7 +317,10 @@ public final class BatcherConfig {
       return this;
     }
 
-    /** Sets when to retry a batch whose sink threw; see {@link RetryPolicy}. */
+    /**
+     * Sets when to retry a batch whose synchronous sink threw (an {@link AsyncBatchSink} is not retried); see
+     * {@link RetryPolicy}.
+     */
     public Builder retryPolicy(RetryPolicy retryPolicy) {
       this.retryPolicy = requireNonNull(retryPolicy, "retryPolicy");
       return this;
