@@ -66,11 +66,6 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   private final RingBuffer<SubmissionSlot> ring;
   private final ConsumerWaitStrategy waitStrategy;
   private final CoalescingConsumer<T, R> consumer;
-  /**
-   * Set just before this batcher starts its consumer thread: the Runnable a thread factory gets runs the consumer
-   * only then, so a thread the factory started itself (refused below) returns at once instead of consuming.
-   */
-  private volatile boolean consumerStarted;
   /** The limits the consumer applies: set or pinned here, steered by an adaptive controller. */
   private final ConsumerLimits inForce;
   private final Thread consumerThread;
@@ -121,8 +116,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
         completer, flushWaiters, inForce, ticker, gate, selfClock, holdings);
     ThreadFactory factory = config.threadFactory();
-    Runnable task = this::runConsumer;
-    Thread thread = factory == null ? defaultThread(name, task) : factory.newThread(task);
+    Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");
     Checks.requireState(thread.getState() == Thread.State.NEW, "threadFactory returned a thread that was already"
         + " started ('%s'): batcher '%s' needs a new thread for its consumer", thread.getName(), name);
@@ -182,15 +176,9 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     DisruptorBatcher<T, R> batcher =
         new DisruptorBatcher<>(name, config, weigher, sink, asyncSink, consumers, lostLog, ownHelper);
     ItemFuture.preloadWaitingPath();
-    batcher.consumerStarted = true;
+    batcher.consumer.release(); // a thread the factory started itself ran nothing, and never will
     batcher.consumerThread.start();
     return batcher;
-  }
-
-  private void runConsumer() {
-    if (consumerStarted) {
-      consumer.run();
-    }
   }
 
   private static Thread defaultThread(String name, Runnable consumer) {

@@ -61,6 +61,8 @@ public final class CoalescingConsumer<T, R> implements Runnable {
   private final PublishGate gate;
   private final CompletableFuture<Void> terminated = new CompletableFuture<>();
   private final java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean();
+  /** Set by the batcher right before it starts the consumer thread: no other thread's run gets that far first. */
+  private volatile boolean released;
   /** What a close (or this consumer, orphaned) gathers of the holdings. */
   private final Holdings<T, R> holdings;
   /** Whether the consumer reached the close marker with everything before it settled. */
@@ -92,8 +94,16 @@ public final class CoalescingConsumer<T, R> implements Runnable {
         gate, holdings);
   }
 
+  /** Lets {@link #run} consume: called by the batcher just before it starts the thread its factory made. */
+  public void release() {
+    released = true;
+  }
+
   @Override
   public void run() {
+    if (!released) {
+      return; // a thread factory's own thread, started before the batcher started its consumer: never ours
+    }
     if (!running.compareAndSet(false, true)) { // a thread factory's thread that runs the Runnable twice
       throw new IllegalStateException("the consumer of batcher '" + name + "' is already running");
     }
