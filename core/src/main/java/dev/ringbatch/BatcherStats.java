@@ -20,6 +20,7 @@ public final class BatcherStats {
   private final long failed;
   private final long abandoned;
   private final long batches;
+  private final long batchedItems;
   private final int lastBatchSize;
   private final int largestBatchSize;
   private final int ringSize;
@@ -28,16 +29,16 @@ public final class BatcherStats {
 
   /** Creates a snapshot without the limits in force ({@link #limits()} is then null). */
   public BatcherStats(long accepted, long rejectedFull, long rejectedTimeout, long rejectedInterrupted,
-      long rejectedClosed, long written, long failed, long abandoned, long batches, int lastBatchSize,
-      int largestBatchSize, int ringSize, long remainingCapacity) {
+      long rejectedClosed, long written, long failed, long abandoned, long batches, long batchedItems,
+      int lastBatchSize, int largestBatchSize, int ringSize, long remainingCapacity) {
     this(accepted, rejectedFull, rejectedTimeout, rejectedInterrupted, rejectedClosed, written, failed, abandoned,
-        batches, lastBatchSize, largestBatchSize, ringSize, remainingCapacity, null);
+        batches, batchedItems, lastBatchSize, largestBatchSize, ringSize, remainingCapacity, null);
   }
 
   /** Creates a snapshot; called by the batcher. */
   public BatcherStats(long accepted, long rejectedFull, long rejectedTimeout, long rejectedInterrupted,
-      long rejectedClosed, long written, long failed, long abandoned, long batches, int lastBatchSize,
-      int largestBatchSize, int ringSize, long remainingCapacity, @Nullable BatchLimits limits) {
+      long rejectedClosed, long written, long failed, long abandoned, long batches, long batchedItems,
+      int lastBatchSize, int largestBatchSize, int ringSize, long remainingCapacity, @Nullable BatchLimits limits) {
     this.limits = limits;
     this.accepted = accepted;
     this.rejectedFull = rejectedFull;
@@ -48,6 +49,7 @@ public final class BatcherStats {
     this.failed = failed;
     this.abandoned = abandoned;
     this.batches = batches;
+    this.batchedItems = batchedItems;
     this.lastBatchSize = lastBatchSize;
     this.largestBatchSize = largestBatchSize;
     this.ringSize = ringSize;
@@ -99,9 +101,17 @@ public final class BatcherStats {
     return Math.max(0, accepted - written - failed - abandoned);
   }
 
-  /** Batches handed to the sink. */
+  /**
+   * Batches handed to the sink, each counted once however often it is retried, and counted even if a close then
+   * takes it from the sink (its items are then failed or abandoned).
+   */
   public long batches() {
     return batches;
+  }
+
+  /** The items of the {@link #batches() batches handed to the sink}, each counted once. */
+  public long batchedItems() {
+    return batchedItems;
   }
 
   /** The size of the most recent batch, 0 before the first. */
@@ -114,9 +124,9 @@ public final class BatcherStats {
     return largestBatchSize;
   }
 
-  /** The mean batch size, 0 before the first batch. */
+  /** The mean size of the batches handed to the sink, 0 before the first. */
   public double meanBatchSize() {
-    return batches == 0 ? 0 : (double) (written + failed) / batches;
+    return batches == 0 ? 0 : (double) batchedItems / batches;
   }
 
   /** The ring's number of slots. */

@@ -63,6 +63,28 @@ class OutcomesAndStatsTest {
 
   @Test
   @Timeout(30)
+  void aRetrysView_weighsOnlyTheItemsItHolds() throws Exception {
+    List<Long> weights = new CopyOnWriteArrayList<>();
+    AtomicBoolean first = new AtomicBoolean(true);
+    Batcher<String, Integer> batcher = Batcher.of("d4-weight", twoPerBatch(RETRY_IO), String::length, batch -> {
+      weights.add(batch.weight());
+      if (first.compareAndSet(true, false)) {
+        batch.fail(0, new IllegalArgumentException("bad row"));
+        throw new IOException("the rest failed, retry them");
+      }
+      batch.completeRemaining(1);
+    });
+    try (batcher) {
+      CompletableFuture<Integer> a = batcher.submit("aaaaaaaaaa"); // weight 10, failed by the first attempt
+      CompletableFuture<Integer> b = batcher.submit("bb"); // weight 2, retried alone
+      assertThat(b.get(10, TimeUnit.SECONDS)).isEqualTo(1);
+      assertThatThrownBy(() -> a.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
+    }
+    assertThat(weights).containsExactly(12L, 2L);
+  }
+
+  @Test
+  @Timeout(30)
   void itemFailedOneByOne_thenTheBatchThrowsRetryable_keepsItsFailure_andIsNotRetried() throws Exception {
     List<Integer> handed = new CopyOnWriteArrayList<>();
     AtomicBoolean first = new AtomicBoolean(true);

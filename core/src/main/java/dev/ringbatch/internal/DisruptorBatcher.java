@@ -304,16 +304,18 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     long failed;
     long abandoned;
     long batches;
+    long batchedItems;
     synchronized (counters) {
       written = counters.written();
       failed = counters.failed();
       abandoned = counters.abandoned();
       batches = counters.batches();
+      batchedItems = counters.batchedItems();
     }
     long accepted = gate.accepted();
     return new BatcherStats(accepted, gate.rejected(RejectionReason.FULL), gate.rejected(RejectionReason.TIMEOUT),
         gate.rejected(RejectionReason.INTERRUPTED), gate.rejected(RejectionReason.CLOSED),
-        written, failed, abandoned, batches, counters.lastBatchSize(), counters.largestBatchSize(), ringSize,
+        written, failed, abandoned, batches, batchedItems, counters.lastBatchSize(), counters.largestBatchSize(), ringSize,
         ring.remainingCapacity(), inForce.current());
   }
 

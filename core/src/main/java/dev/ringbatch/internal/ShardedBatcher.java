@@ -209,6 +209,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
         rejected(each, RejectionReason.TIMEOUT), rejected(each, RejectionReason.INTERRUPTED),
         rejected(each, RejectionReason.CLOSED), total(each, BatcherStats::written),
         total(each, BatcherStats::failed), total(each, BatcherStats::abandoned), total(each, BatcherStats::batches),
+        total(each, BatcherStats::batchedItems),
         each.stream().mapToInt(BatcherStats::lastBatchSize).max().orElse(0),
         each.stream().mapToInt(BatcherStats::largestBatchSize).max().orElse(0),
         each.stream().mapToInt(BatcherStats::ringSize).sum(), total(each, BatcherStats::remainingCapacity),

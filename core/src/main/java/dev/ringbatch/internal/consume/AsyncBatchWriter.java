@@ -129,7 +129,7 @@ public final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     }
     inFlight.incrementAndGet();
     batch.waits().writeStarting(startNanos);
-    BatchView<T, R> view = batch.open(name);
+    BatchView<T, R> view = batch.open(name, completer.counters());
     if (view == null) {
       throw ConsumerStop.TAKEN; // a close took the batch since the CAS: the sink must not see it
     }

@@ -210,6 +210,11 @@ public final class BatchCompleter {
     }
   }
 
+  /** The counters a batch's first view counts it in, as handed to the sink ({@link PendingBatch#open}). */
+  ConsumerCounters counters() {
+    return counters;
+  }
+
   private void count(PendingBatch<?, ?> batch, @Nullable Throwable failure) {
     batch.seal();
     int size = batch.size();

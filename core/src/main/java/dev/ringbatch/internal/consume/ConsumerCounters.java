@@ -1,26 +1,35 @@
 package dev.ringbatch.internal.consume;
 
 /**
- * What the consumer has done, read by any thread for {@code stats()}. Written once per batch, never per item:
- * by the consumer thread, or with an async sink by whichever thread completes a batch, hence the lock (one
+ * What the consumer has done, read by any thread for {@code stats()}. Written once per batch, never per item.
+ * A batch is counted once, when the sink gets its first view ({@link PendingBatch#open}, consumer thread): a
+ * batch a close later takes from the sink was handed to it all the same. Its items' outcomes are counted when it
+ * settles: by the consumer thread, or with an async sink by whichever thread completes it, hence the lock (one
  * uncontended acquisition per batch on the synchronous path).
  */
 public final class ConsumerCounters {
   volatile long written;
   volatile long failed;
   volatile long batches;
+  volatile long batchedItems;
   volatile int lastBatchSize;
   volatile int largestBatchSize;
   volatile long abandoned;
 
-  synchronized void recordBatch(int size, int failedItems) {
-    written += size - failedItems;
-    failed += failedItems;
+  /** A batch of {@code size} items goes to the sink for the first time. Consumer thread, under the batch's lock. */
+  void recordHandOver(int size) {
     batches++;
+    batchedItems += size;
     lastBatchSize = size;
     if (size > largestBatchSize) {
       largestBatchSize = size;
     }
+  }
+
+  /** A batch settled: {@code failedItems} of its {@code size} items failed, the others were written. */
+  synchronized void recordBatch(int size, int failedItems) {
+    written += size - failedItems;
+    failed += failedItems;
   }
 
   /** Items a close (or a consumer that had to fail its own holdings) abandoned. */
@@ -51,6 +60,10 @@ public final class ConsumerCounters {
 
   public long batches() {
     return batches;
+  }
+
+  public long batchedItems() {
+    return batchedItems;
   }
 
   public int lastBatchSize() {

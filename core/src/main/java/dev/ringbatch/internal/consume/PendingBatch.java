@@ -57,6 +57,8 @@ public final class PendingBatch<T, R> {
   private @Nullable CompletableFuture<Object>[] futures;
   private @Nullable Object[] outcomes;
   private byte[] states;
+  /** Each item's weight: a retry's view weighs only the items it holds. */
+  private long[] weights;
   private int size;
   private long weight;
   private long firstSequence = -1;
@@ -73,6 +75,7 @@ public final class PendingBatch<T, R> {
   /** The storage index of each item of the current view, or null when the view is the whole batch. */
   private int @Nullable [] viewIndices;
   private int viewSize;
+  private long viewWeight;
   /** Outcomes recorded one by one, and how many of them failed; guarded by {@code this}. */
   private int recorded;
   private int failedRecorded;
@@ -94,6 +97,7 @@ public final class PendingBatch<T, R> {
     this.futures = newFutureArray(capacity);
     this.outcomes = new Object[capacity];
     this.states = new byte[capacity];
+    this.weights = new long[capacity];
   }
 
   @SuppressWarnings("unchecked")
@@ -111,6 +115,7 @@ public final class PendingBatch<T, R> {
     }
     items[size] = item;
     futures[size] = future;
+    weights[size] = itemWeight;
     size++;
     weight += itemWeight;
     if (stamp != SubmissionSlot.NOT_STAMPED) {
@@ -137,6 +142,7 @@ public final class PendingBatch<T, R> {
     futures = Arrays.copyOf(futures, capacity);
     outcomes = Arrays.copyOf(outcomes, capacity);
     states = Arrays.copyOf(states, capacity);
+    weights = Arrays.copyOf(weights, capacity);
   }
 
   int size() {
@@ -222,10 +228,13 @@ public final class PendingBatch<T, R> {
    * earlier batches, fail loudly from now on. A retry's view holds only the items without a recorded failure;
    * successes recorded by the failed attempt are forgotten (the throw voided them).
    *
+   * The first view counts the batch in {@code counters} as handed to the sink: under this lock, which a close takes
+   * to gather the batch, so that a close's report counts it exactly when the sink got it.
+   *
    * @return the view, or null if the batch is not {@link #IN_SINK} (a close took it since its writer moved it
    *     there: the sink must not see it) or no item is left to retry
    */
-  synchronized @Nullable BatchView<T, R> open(String batcherName) {
+  synchronized @Nullable BatchView<T, R> open(String batcherName, ConsumerCounters counters) {
     if (state.get() != IN_SINK) {
       return null;
     }
@@ -239,10 +248,12 @@ public final class PendingBatch<T, R> {
     } else {
       viewIndices = null;
       viewSize = size;
+      viewWeight = weight;
+      counters.recordHandOver(size);
     }
     recording = true;
     opened = true;
-    return new BatchView<>(this, generation, batcherName, viewSize, weight);
+    return new BatchView<>(this, generation, batcherName, viewSize, viewWeight);
   }
 
   /** Before a retry: forgets recorded successes, keeps recorded failures, and views the rest. */
@@ -250,6 +261,7 @@ public final class PendingBatch<T, R> {
     int[] indices = new int[size]; // allocated only on a retry
     int kept = 0;
     int failures = 0;
+    long keptWeight = 0;
     for (int i = 0; i < size; i++) {
       if (states[i] == FAILED) {
         failures++;
@@ -257,6 +269,7 @@ public final class PendingBatch<T, R> {
         states[i] = NONE;
         outcomes[i] = null;
         indices[kept++] = i;
+        keptWeight += weights[i];
       }
     }
     recorded = failures;
@@ -265,6 +278,7 @@ public final class PendingBatch<T, R> {
     remainingResult = null;
     viewIndices = failures == 0 ? null : indices;
     viewSize = kept;
+    viewWeight = keptWeight;
   }
 
   /** Whether some item has no recorded failure: only those may be handed to the sink again. */

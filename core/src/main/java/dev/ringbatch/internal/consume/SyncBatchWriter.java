@@ -165,7 +165,7 @@ public final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
 
   /** One sink call; returns what it threw, or null. A retry hands the sink only the items without a recorded failure. */
   private @Nullable Throwable attempt(PendingBatch<T, R> batch) {
-    BatchView<T, R> view = batch.open(name);
+    BatchView<T, R> view = batch.open(name, completer.counters());
     if (view == null) {
       if (batch.state.get() != PendingBatch.IN_SINK) {
         throw ConsumerStop.TAKEN; // a close took the batch since it entered IN_SINK: the sink must not see it

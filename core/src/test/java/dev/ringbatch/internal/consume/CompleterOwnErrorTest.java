@@ -72,7 +72,7 @@ class CompleterOwnErrorTest {
   void writtenBatch_everyParkedCallerIsToldWritten(Fault fault) throws Exception {
     Setup setup = new Setup(fault);
     setup.batch.state.set(PendingBatch.IN_SINK);
-    BatchView<Integer, String> view = setup.batch.open("fault");
+    BatchView<Integer, String> view = setup.batch.open("fault", setup.completer.counters());
     assertThat(view).isNotNull();
     view.completeRemaining("written");
     setup.batch.endAttempt(view.generation());

@@ -71,7 +71,7 @@ class GuardedStatsRecordersTest {
     recorders.add(new Throwing());
     recorders.add(new Logging("b", log, false));
     CloseReport report = new CloseReport(false, 7, Duration.ZERO,
-        new BatcherStats(0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 8, 8));
+        new BatcherStats(0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 8, 8));
 
     recorders.recordAbandoned(3);
     recorders.recordRetry(2, new IllegalStateException("down"));

@@ -16,7 +16,7 @@ import org.openjdk.jcstress.infra.results.JJL_Result;
 /**
  * An async batch's stage completing vs an abandoning close failing the batches in flight, on the real
  * {@link AsyncBatchWriter}. Invariant: exactly one of them settles the batch: it is counted once, as written
- * (a settled batch) or as abandoned, and the caller's future ends with that side's outcome.
+ * (its item) or as abandoned, and the caller's future ends with that side's outcome.
  */
 @JCStressTest
 @Outcome(id = "1, 0, written", expect = Expect.ACCEPTABLE, desc = "The stage settled the batch first.")
@@ -57,7 +57,7 @@ public class SettleAbandonStress {
 
   @Arbiter
   public void outcome(JJL_Result r) {
-    r.r1 = counters.batches();
+    r.r1 = counters.written();
     r.r3 = item.isCompletedExceptionally() ? "abandoned" : String.valueOf(item.getNow(null));
   }
 }

@@ -23,12 +23,13 @@ import org.openjdk.jcstress.infra.results.LLL_Result;
 @State
 public class StaleViewStress {
   private final PendingBatch<Object, Object> batch = new PendingBatch<>(1, 1);
+  private final ConsumerCounters counters = new ConsumerCounters();
   private final BatchView<Object, Object> stale;
 
   public StaleViewStress() {
     batch.add("mine", null, 0, 0, SubmissionSlot.NOT_STAMPED);
     batch.state.set(PendingBatch.IN_SINK);
-    stale = batch.open("stress");
+    stale = batch.open("stress", counters);
   }
 
   @Actor
@@ -52,7 +53,7 @@ public class StaleViewStress {
     batch.clear();
     batch.add("next", null, 0, 1, SubmissionSlot.NOT_STAMPED);
     batch.state.set(PendingBatch.IN_SINK);
-    batch.open("stress");
+    batch.open("stress", counters);
   }
 
   @Arbiter

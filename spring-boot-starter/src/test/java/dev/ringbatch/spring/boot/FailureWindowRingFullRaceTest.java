@@ -85,7 +85,7 @@ class FailureWindowRingFullRaceTest {
   }
 
   private static BatcherStats stats(long remaining) {
-    return new BatcherStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, remaining);
+    return new BatcherStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, remaining);
   }
 
   private static void await(CyclicBarrier barrier) {
