@@ -311,12 +311,18 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   }
 
   /**
-   * A failure no single row caused (a missing table, a revoked privilege, a read-only database), known to have
-   * written nothing of {@code rows}: thrown for the whole batch when nothing of it is written, so a retry policy
-   * may write it again; else each row fails with it.
+   * A failure of the statement (a missing table, a revoked privilege, a read-only database), known to have written
+   * nothing of {@code rows}: thrown for the whole batch when {@code rows} are all the batch has left and nothing of
+   * it is written, so a retry policy may write it again; else each of {@code rows} fails with it. A halving that
+   * narrowed such a failure down to some rows found rows that cause it (a row-level security policy): the others
+   * are still to be written.
    */
   private void failStatement(int[] rows, Throwable e) throws SQLException {
-    failOrThrow(rows, JdbcFailures.rowCause(e));
+    if (batchRows.holdAllUnsettled(rows)) {
+      failOrThrow(rows, JdbcFailures.rowCause(e));
+    } else {
+      batchRows.failUnsettled(rows, JdbcFailures.rowCause(e));
+    }
   }
 
   /** A failure that left nothing of these rows committed: thrown (the whole batch) if nothing is, else per row. */

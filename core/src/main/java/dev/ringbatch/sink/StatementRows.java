@@ -211,6 +211,17 @@ final class StatementRows<T> {
     return n;
   }
 
+  /** Whether {@code rows} hold every row of the batch that has no outcome yet. */
+  boolean holdAllUnsettled(int[] rows) {
+    int n = 0;
+    for (int row : rows) {
+      if (!settled[row]) {
+        n++;
+      }
+    }
+    return n == unsettled();
+  }
+
   void failUnsettled(int[] rows, Throwable cause) {
     for (int row : rows) {
       if (!settled[row]) {
