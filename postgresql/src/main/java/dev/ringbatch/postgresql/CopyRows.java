@@ -91,7 +91,7 @@ final class CopyRows<T> {
             + " needs a value in every key column to tell which rows it wrote");
       }
       PgValues.Target target = targets == null ? PgValues.Target.UNKNOWN : targets[c];
-      if (target != PgValues.Target.ARRAY && target != PgValues.Target.UNKNOWN && PgValues.isArray(value)) {
+      if (!target.isArray() && target != PgValues.Target.UNKNOWN && PgValues.isArray(value)) {
         throw PgValues.refused(column.name(), value, "an array or List goes only into an array column, and this"
             + " column is not one");
       }

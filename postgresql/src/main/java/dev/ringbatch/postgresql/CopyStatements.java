@@ -108,8 +108,8 @@ final class CopyStatements<T> {
             // send a small batch to a COPY that fails it whole with COPY's error, good rows and all, where a large
             // batch fails alike from the start: copied too, every batch fares the same
             insertable &= !rs.getBoolean(5);
-            PgValues.Target target = "A".equals(rs.getString(3)) ? PgValues.Target.ARRAY
-                : PgValues.Target.of(type);
+            PgValues.Target target = "A".equals(rs.getString(3))
+                ? PgValues.Target.arrayOf(PgValues.Target.of(rs.getString(6))) : PgValues.Target.of(type);
             for (int i = 0; i < targets.length; i++) {
               if (relationName(columns.get(i).name()).equals(name)) {
                 targets[i] = target;
@@ -141,8 +141,10 @@ final class CopyStatements<T> {
       + " UNION ALL SELECT c.name, t.typbasetype, c.mod, c.nocopy FROM c"
       + " JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) c.typ"
       + " WHERE t.typtype OPERATOR(pg_catalog.=) 'd')"
-      + " SELECT c.name, t.typname::text, t.typcategory::text, c.mod, c.nocopy FROM c JOIN pg_catalog.pg_type t"
-      + " ON t.oid OPERATOR(pg_catalog.=) c.typ WHERE t.typtype OPERATOR(pg_catalog.<>) 'd'";
+      + " SELECT c.name, t.typname::text, t.typcategory::text, c.mod, c.nocopy, e.typname::text FROM c"
+      + " JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) c.typ"
+      + " LEFT JOIN pg_catalog.pg_type e ON e.oid OPERATOR(pg_catalog.=) t.typelem"
+      + " WHERE t.typtype OPERATOR(pg_catalog.<>) 'd'";
 
   /**
    * {@code a.k OPERATOR(pg_catalog.=) b.k AND ...}: an unqualified {@code =} would be looked up on the session's

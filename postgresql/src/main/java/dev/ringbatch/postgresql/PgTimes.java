@@ -27,8 +27,19 @@ final class PgTimes {
 
   private PgTimes() {}
 
+  /** The refusal of {@code value} (a JDK type, whose text is safe to show) outside the timestamp range. */
+  static IllegalArgumentException outOfRange(String column, Object whole, Object value) {
+    return PgValues.refused(column, whole, TIMESTAMP_RANGE + ": " + PgValues.shown(value));
+  }
+
   /** A {@code java.time} or {@code java.util}/{@code java.sql} date or time, or null if it is none. */
   static @Nullable String time(String column, Object whole, Object value, PgValues.Target target) {
+    if (target == PgValues.Target.DATE && !(value instanceof LocalDate) && !(value instanceof java.sql.Date)
+        && (value instanceof Instant || value instanceof OffsetDateTime || value instanceof ZonedDateTime
+        || value instanceof LocalDateTime || value instanceof java.util.Date)) {
+      throw PgValues.refused(column, whole, "a date column keeps no time of day, and this value has one ("
+          + PgValues.shown(value) + "): pass a LocalDate");
+    }
     if (value instanceof Instant instant) {
       return instant.equals(Instant.MIN) ? "-infinity" : instant.equals(Instant.MAX) ? "infinity"
           : offsetTimestamp(column, whole, instant.atOffset(ZoneOffset.UTC), target);
@@ -83,7 +94,7 @@ final class PgTimes {
       seconds++;
       micros = 0;
     }
-    if (target == PgValues.Target.TIMESTAMPTZ && !(d instanceof java.sql.Date)) {
+    if (target == PgValues.Target.TIMESTAMPTZ) {
       Instant instant = Instant.ofEpochSecond(seconds, micros * 1000);
       return offsetTimestamp(column, whole, instant.atOffset(ZoneOffset.UTC), target);
     }
@@ -92,7 +103,7 @@ final class PgTimes {
     int era = cal.get(GregorianCalendar.ERA);
     int year = cal.get(GregorianCalendar.YEAR);
     if (year > 294276 || era == GregorianCalendar.BC && year > 4714) {
-      throw PgValues.refused(column, whole, TIMESTAMP_RANGE);
+      throw outOfRange(column, whole, d);
     }
     StringBuilder out = new StringBuilder(40);
     pad(out, year, 4).append('-');
@@ -102,10 +113,12 @@ final class PgTimes {
       out.append(' ');
       hms(cal.get(GregorianCalendar.HOUR_OF_DAY), cal.get(GregorianCalendar.MINUTE), cal.get(GregorianCalendar.SECOND),
           (int) micros, out);
-      if (target != PgValues.Target.TIMESTAMP) {
-        int ms = cal.get(GregorianCalendar.ZONE_OFFSET) + cal.get(GregorianCalendar.DST_OFFSET);
-        out.append(offset(ZoneOffset.ofTotalSeconds(ms / 1000)));
-      }
+    }
+    // With the zone's offset, as pgjdbc sends it: a timestamptz parameter then stores the value's own instant (a
+    // java.sql.Date's too: its midnight in the JVM zone); not where the column is known to take no offset
+    if (target != PgValues.Target.TIMESTAMP && target != PgValues.Target.DATE) {
+      int ms = cal.get(GregorianCalendar.ZONE_OFFSET) + cal.get(GregorianCalendar.DST_OFFSET);
+      out.append(d instanceof java.sql.Date ? " " : "").append(offset(ZoneOffset.ofTotalSeconds(ms / 1000)));
     }
     return era == GregorianCalendar.BC ? out.append(" BC").toString() : out.toString();
   }
@@ -120,7 +133,7 @@ final class PgTimes {
     try {
       rounded = odt.withNano(0).plusNanos(micros(odt.getNano()) * 1000);
     } catch (java.time.DateTimeException e) {
-      throw PgValues.refused(column, whole, TIMESTAMP_RANGE);
+      throw outOfRange(column, whole, odt);
     }
     if (target == PgValues.Target.TIMESTAMP) {
       return timestamp(column, whole, rounded.toLocalDateTime());
@@ -128,6 +141,11 @@ final class PgTimes {
     LocalDateTime utc = LocalDateTime.ofInstant(rounded.toInstant(), ZoneOffset.UTC);
     timestamp(column, whole, utc); // the instant must be in range
     if (Math.abs(rounded.getOffset().getTotalSeconds()) > MAX_OFFSET_SECONDS) {
+      if (target == PgValues.Target.UNKNOWN) {
+        throw PgValues.refused(column, whole, "offset " + odt.getOffset() + " is 16 hours or more, which PostgreSQL"
+            + " refuses, and a rows sink cannot tell a timestamptz parameter (the same instant in UTC would do) from"
+            + " a timestamp one (its wall time would): pass an Instant or a LocalDateTime (" + odt + ")");
+      }
       rounded = rounded.withOffsetSameInstant(ZoneOffset.UTC);
     }
     return format(rounded.toLocalDateTime()) + offset(rounded.getOffset());
@@ -136,7 +154,7 @@ final class PgTimes {
   /** {@code yyyy-MM-dd HH:mm:ss.ffffff}, then {@code " BC"} for a year before 1; range checked, already rounded. */
   private static String timestamp(String column, Object whole, LocalDateTime rounded) {
     if (rounded.isBefore(MIN_TIMESTAMP) || rounded.isAfter(MAX_TIMESTAMP)) {
-      throw PgValues.refused(column, whole, TIMESTAMP_RANGE);
+      throw outOfRange(column, whole, rounded);
     }
     return format(rounded);
   }
@@ -151,7 +169,8 @@ final class PgTimes {
 
   private static String date(String column, Object whole, LocalDate date) {
     if (date.isBefore(MIN_DATE) || date.isAfter(MAX_DATE)) {
-      throw PgValues.refused(column, whole, "outside PostgreSQL's date range (4714-11-24 BC to 5874897-12-31)");
+      throw PgValues.refused(column, whole, "outside PostgreSQL's date range (4714-11-24 BC to 5874897-12-31): "
+          + date);
     }
     StringBuilder out = new StringBuilder(16);
     ymd(date, out);

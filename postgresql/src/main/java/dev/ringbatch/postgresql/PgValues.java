@@ -31,7 +31,8 @@ public final class PgValues {
   /**
    * What a sink knows of the type a value goes to, where the text depends on it: a {@code java.util.Date} or
    * {@code Timestamp} into {@code timestamptz} is its instant, into {@code timestamp} the wall time it shows; an
-   * offset date-time into {@code timestamp} is its wall time; a {@code Double} into {@code float4} must be a float.
+   * offset date-time into {@code timestamp} is its wall time; a {@code Double} into {@code float4} must be a float;
+   * a {@code date} takes no time of day. An array type's elements follow the same rules ({@link #element()}).
    * {@link #UNKNOWN} when the sink cannot know it (a rows sink's parameter).
    */
   public enum Target {
@@ -41,23 +42,59 @@ public final class PgValues {
     TIMESTAMP,
     /** {@code timestamptz}. */
     TIMESTAMPTZ,
-    /** {@code date}. */
+    /** {@code date}: a value with a time of day is refused (the column would drop it). */
     DATE,
     /** {@code float4}: a {@code Double} a float cannot hold exactly is refused. */
     FLOAT4,
-    /** An array type (or a domain over one). */
-    ARRAY,
     /** Any other type. */
-    OTHER;
+    OTHER,
+    /** An array type (or a domain over one) whose elements are of another type than those above. */
+    ARRAY,
+    /** {@code timestamp[]}. */
+    TIMESTAMP_ARRAY,
+    /** {@code timestamptz[]}. */
+    TIMESTAMPTZ_ARRAY,
+    /** {@code date[]}. */
+    DATE_ARRAY,
+    /** {@code float4[]}. */
+    FLOAT4_ARRAY;
 
-    /** The target of a PostgreSQL type as a sink names it ({@code timestamptz}, {@code pg_catalog.float4}...). */
+    /** Whether this is an array type. */
+    public boolean isArray() {
+      return ordinal() >= ARRAY.ordinal();
+    }
+
+    /** The target of an array type's elements ({@link #OTHER} for {@link #ARRAY}); this target if not an array. */
+    public Target element() {
+      return switch (this) {
+        case ARRAY -> OTHER;
+        case TIMESTAMP_ARRAY -> TIMESTAMP;
+        case TIMESTAMPTZ_ARRAY -> TIMESTAMPTZ;
+        case DATE_ARRAY -> DATE;
+        case FLOAT4_ARRAY -> FLOAT4;
+        default -> this;
+      };
+    }
+
+    /** The target of an array type whose elements are of {@code element}'s type. */
+    public static Target arrayOf(Target element) {
+      return switch (element) {
+        case TIMESTAMP -> TIMESTAMP_ARRAY;
+        case TIMESTAMPTZ -> TIMESTAMPTZ_ARRAY;
+        case DATE -> DATE_ARRAY;
+        case FLOAT4 -> FLOAT4_ARRAY;
+        default -> ARRAY;
+      };
+    }
+
+    /** The target of a PostgreSQL type as a sink names it ({@code timestamptz}, {@code pg_catalog.float4[]}...). */
     public static Target of(String sqlType) {
       String t = sqlType.strip().toLowerCase(Locale.ROOT).replace("\"", "");
       if (t.startsWith("pg_catalog.")) {
         t = t.substring("pg_catalog.".length());
       }
       if (t.endsWith("[]")) {
-        return ARRAY;
+        return arrayOf(of(t.substring(0, t.length() - 2)));
       }
       return switch (t) {
         case "timestamptz", "timestamp with time zone" -> TIMESTAMPTZ;
@@ -111,7 +148,7 @@ public final class PgValues {
     if (value instanceof List<?> || value.getClass().isArray() && !(value instanceof byte[])
         && !(value instanceof char[])) {
       StringBuilder out = new StringBuilder();
-      array(column, value, value, out, Target.UNKNOWN);
+      array(column, value, value, out, target.element()); // UNKNOWN stays UNKNOWN (a rows sink's array parameter)
       return out.toString();
     }
     return scalar(column, value, value, target);
@@ -133,8 +170,8 @@ public final class PgValues {
     }
     if (value instanceof Double d) {
       if (target == Target.FLOAT4 && !d.isNaN() && (double) d.floatValue() != d) {
-        throw refused(column, whole, "float4 cannot hold " + d + " exactly (it would store "
-            + d.floatValue() + "): pass a Float, or use a float8 column");
+        throw refused(column, whole, "float4 cannot hold " + d + " exactly (it would store the float "
+            + (double) d.floatValue() + "): pass a Float, or use a float8 column");
       }
       return d.toString(); // NaN, Infinity and -Infinity as PostgreSQL spells them
     }
@@ -164,7 +201,7 @@ public final class PgValues {
     try {
       time = PgTimes.time(column, whole, value, target);
     } catch (java.time.DateTimeException e) { // beyond what java.time itself can convert: far outside the range
-      throw refused(column, whole, PgTimes.TIMESTAMP_RANGE);
+      throw PgTimes.outOfRange(column, whole, value);
     }
     if (time != null) {
       return time;
@@ -270,6 +307,14 @@ public final class PgValues {
   public static IllegalArgumentException loneSurrogate(String column, Object value, char ch, int index) {
     return refused(column, value, "text contains a lone surrogate U+"
         + Integer.toHexString(ch).toUpperCase(Locale.ROOT) + " at index " + index + ", which is not valid UTF-8");
+  }
+
+  /**
+   * The text of a value for a refusal's message: a JDK type's {@code toString()}; another type's is user code, which
+   * may throw or run long, so only its type is named (the message names it already).
+   */
+  static String shown(Object value) {
+    return value.getClass().getName().startsWith("java.") ? String.valueOf(value) : "a " + value.getClass().getName();
   }
 
   /** {@code column 'at' (java.time.Instant): outside PostgreSQL's timestamp range ...}. */

@@ -167,7 +167,9 @@ class ValueEdgeCasesIT {
   /**
    * An OffsetDateTime at +18:00 (Java's limit) is an exact instant, but it is sent with its offset, which
    * PostgreSQL refuses ("time zone displacement out of range", over 15:59:59): a valid value fails with the server's
-   * text instead of being stored (or refused naming the Java type).
+   * text instead of being stored. A sink that knows the column is a timestamptz stores the same instant; a rows sink,
+   * which cannot tell a timestamptz parameter from a timestamp one (whose wall time that instant would change),
+   * refuses it naming the Java type.
    */
   @Test
   void offsetBeyondPostgresDisplacementLimit_storedAsTheSameInstant() throws Exception {
@@ -177,15 +179,16 @@ class ValueEdgeCasesIT {
     for (Mode mode : Mode.values()) {
       Result r = write(pool, mode, "rv_bigoffset", "timestamptz", "v::text",
           List.of(plus18, zonedMinus17, Instant.parse("2026-01-01T00:00:00Z")));
-      Throwable cause = r.failed().get(0);
-      if (cause != null) {
-        soft.assertThat(cause).as(mode + ": +18:00 refused by the contract, naming the Java type")
+      if (mode == Mode.ROWS) {
+        soft.assertThat(r.failed().get(0)).as(mode + ": +18:00 refused by the contract, naming the Java type")
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("java.time.OffsetDateTime");
+        soft.assertThat(r.failed().get(1)).as(mode + ": -17:00 refused by the contract, naming the Java type")
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("java.time.ZonedDateTime");
+        soft.assertThat(r.stored()).as(mode + ": refused, so absent").doesNotContainKeys(0L, 1L);
       } else {
-        assertWrittenAs(soft, r, 0, mode + " +18:00", "2025-12-31 06:00:00+00");
+        assertWrittenAs(soft, r, 0, mode + " +18:00, an exact instant", "2025-12-31 06:00:00+00");
+        assertWrittenAs(soft, r, 1, mode + " -17:00, an exact instant", "2026-01-01 17:00:00+00");
       }
-      soft.assertThat(r.stored().get(0L)).as(mode + ": +18:00 is an exact instant").isEqualTo("2025-12-31 06:00:00+00");
-      soft.assertThat(r.stored().get(1L)).as(mode + ": -17:00 is an exact instant").isEqualTo("2026-01-01 17:00:00+00");
       assertWrittenAs(soft, r, 2, mode + " neighbour", "2026-01-01 00:00:00+00");
     }
     soft.assertAll();
@@ -644,6 +647,134 @@ class ValueEdgeCasesIT {
         }
       }
     }
+    soft.assertAll();
+  }
+
+  /** Told written, so read back exactly; or refused up front (an IllegalArgumentException), so absent. */
+  private static void assertExactOrRefused(SoftAssertions soft, Result r, int i, String what, String exact) {
+    if (r.failed().containsKey(i)) {
+      soft.assertThat(r.failed().get(i)).as(what + ": refused up front").isInstanceOf(IllegalArgumentException.class);
+      soft.assertThat(r.stored()).as(what + ": refused, so absent").doesNotContainKey((long) i);
+    } else {
+      soft.assertThat(r.stored().get((long) i)).as(what + ": told written, so read back exactly").isEqualTo(exact);
+    }
+  }
+
+  /**
+   * An array's elements by the element type, as the same value alone by the column's: a Double[] element that a
+   * float4[] cannot hold was told written and stored rounded, where the Double alone into float4 is refused.
+   */
+  @Test
+  void doubleElementsIntoFloat4Array_areCheckedAsADoubleIntoFloat4() throws Exception {
+    SoftAssertions soft = new SoftAssertions();
+    for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_LARGE, Mode.COPY_IDEMPOTENT}) {
+      Result scalar = write(pool, mode, "rv_f4s", "float4", "v::float8::text", List.of(0.1d));
+      soft.assertThat(scalar.failed()).as(mode + " Double 0.1 into float4: refused").containsKey(0);
+      Result array = write(pool, mode, "rv_f4a", "float4[]", "v[1]::float8::text",
+          List.of((Object) new Double[] {0.1d}, (Object) new Double[] {0.5d}));
+      soft.assertThat(array.failed()).as(mode + " Double[]{0.1} into float4[]: refused").containsKey(0);
+      assertWrittenAs(soft, array, 1, mode + " Double[]{0.5} into float4[]", "0.5");
+    }
+    soft.assertAll();
+  }
+
+  /**
+   * An OffsetDateTime into timestamp stores its own wall time, with an offset of 16 h or more too; as an element of
+   * a timestamp[] it was converted to UTC (another wall time), and a rows sink, which cannot tell timestamp from
+   * timestamptz, did the same to a timestamp parameter: it refuses it now.
+   */
+  @Test
+  void offsetDateTimeElementsIntoTimestampArray_storeTheirOwnWallTime() throws Exception {
+    OffsetDateTime odt = OffsetDateTime.of(2020, 1, 1, 12, 0, 0, 0, ZoneOffset.ofHours(18));
+    SoftAssertions soft = new SoftAssertions();
+    for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_LARGE, Mode.COPY_IDEMPOTENT}) {
+      Result scalar = write(pool, mode, "rv_odts", "timestamp", "v::text", List.of(odt));
+      assertWrittenAs(soft, scalar, 0, mode + " " + odt + " into timestamp", "2020-01-01 12:00:00");
+      Result array = write(pool, mode, "rv_odta", "timestamp[]", "v[1]::text", List.of(List.of(odt)));
+      assertWrittenAs(soft, array, 0, mode + " List.of(" + odt + ") into timestamp[]", "2020-01-01 12:00:00");
+    }
+    Result rows = write(pool, Mode.ROWS, "rv_odts", "timestamp", "v::text", List.of(odt));
+    soft.assertThat(rows.failed().get(0)).as("ROWS " + odt + " into a timestamp parameter: refused")
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("16 hours");
+    soft.assertAll();
+  }
+
+  /**
+   * A java.sql.Timestamp into timestamptz stores its exact instant; as an element of a timestamptz[] it was sent with
+   * its Julian calendar fields before 1582, which PostgreSQL reads as Gregorian: 6 days away.
+   */
+  @Test
+  void legacyTimestampElementsIntoTimestamptzArray_storeTheirExactInstant() throws Exception {
+    Timestamp ts = Timestamp.from(Instant.parse("1000-06-01T12:00:00Z"));
+    String exact = Long.toString(ts.getTime() / 1000);
+    SoftAssertions soft = new SoftAssertions();
+    for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_LARGE, Mode.COPY_IDEMPOTENT}) {
+      Result array = write(pool, mode, "rv_tsa", "timestamptz[]", "extract(epoch from v[1])::bigint::text",
+          List.of((Object) new Timestamp[] {ts}));
+      assertWrittenAs(soft, array, 0, mode + " Timestamp[]{" + ts.toInstant() + "} into timestamptz[]", exact);
+    }
+    soft.assertAll();
+  }
+
+  /**
+   * A java.sql.Date into timestamptz stores the Date's instant (its midnight in the JVM zone), as pgjdbc's setDate
+   * does; it was sent as a bare date, read as midnight in the session's zone (UTC here): hours away in any other JVM
+   * zone. Runs in the Amsterdam and Kolkata executions too.
+   */
+  @Test
+  void sqlDateIntoTimestamptz_storesTheDatesInstant_asSetDateDoes() throws Exception {
+    java.sql.Date date = java.sql.Date.valueOf(LocalDate.of(2026, 11, 27));
+    String exact = Long.toString(date.getTime() / 1000);
+    SoftAssertions soft = new SoftAssertions();
+    try (Connection c = pool.getConnection();
+         java.sql.PreparedStatement ps = c.prepareStatement("SELECT extract(epoch from ?::timestamptz)::bigint::text")) {
+      ps.setDate(1, date);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        soft.assertThat(rs.getString(1)).as("pgjdbc's setDate stores the Date's instant").isEqualTo(exact);
+      }
+    }
+    for (Mode mode : Mode.values()) {
+      Result r = write(pool, mode, "rv_sqld", "timestamptz", "extract(epoch from v)::bigint::text", List.of(date));
+      assertWrittenAs(soft, r, 0, mode + " java.sql.Date " + date + " into timestamptz", exact);
+      Result d = write(pool, mode, "rv_sqldd", "date", "v::text", List.of(date));
+      assertWrittenAs(soft, d, 0, mode + " java.sql.Date " + date + " into date", "2026-11-27");
+    }
+    soft.assertAll();
+  }
+
+  /** A value with a time of day into a date column, whose type the sink knows: refused, not cut to its date. */
+  @Test
+  void valueWithATimeOfDay_intoADateColumn_isRefused() throws Exception {
+    SoftAssertions soft = new SoftAssertions();
+    for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_LARGE, Mode.COPY_IDEMPOTENT, Mode.UNNEST}) {
+      Result r = write(pool, mode, "rv_dt", "date", "v::text", List.of(LocalDateTime.of(2026, 11, 27, 23, 30),
+          Instant.parse("2026-11-27T10:15:20Z"), OffsetDateTime.of(2026, 11, 27, 1, 0, 0, 0, ZoneOffset.ofHours(5)),
+          Timestamp.valueOf(LocalDateTime.of(2026, 11, 27, 8, 0)), LocalDate.of(2026, 11, 27)));
+      for (int i = 0; i < 4; i++) {
+        soft.assertThat(r.failed().get(i)).as(mode + " value " + i + " with a time of day into date: refused")
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(column(mode))
+            .hasMessageContaining("time of day");
+      }
+      assertWrittenAs(soft, r, 4, mode + " LocalDate into date", "2026-11-27");
+    }
+    soft.assertAll();
+  }
+
+  /** A refusal names the column and the value; the float4 one says what float4 would store, not the same number. */
+  @Test
+  void aRefusal_namesTheColumnAndTheValue() throws Exception {
+    SoftAssertions soft = new SoftAssertions();
+    LocalDate early = LocalDate.of(-5000, 1, 1);
+    Result d = write(pool, Mode.COPY, "rv_msgd", "date", "v::text", List.of(early));
+    soft.assertThat(d.failed().get(0)).as("date refusal").hasMessageContaining("'v'")
+        .hasMessageContaining(early.toString());
+    LocalDateTime late = LocalDateTime.of(300000, 1, 1, 0, 0);
+    Result t = write(pool, Mode.COPY, "rv_msgt", "timestamp", "v::text", List.of(late));
+    soft.assertThat(t.failed().get(0)).as("timestamp refusal").hasMessageContaining(late.toString());
+    Result f = write(pool, Mode.COPY, "rv_msgf", "float4", "v::text", List.of(3.4028235e38d));
+    soft.assertThat(f.failed().get(0)).as("float4 refusal").hasMessageContaining(Double.toString(3.4028235e38d))
+        .hasMessageContaining(Double.toString((double) (float) 3.4028235e38d));
     soft.assertAll();
   }
 }
