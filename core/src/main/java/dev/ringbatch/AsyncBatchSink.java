@@ -12,7 +12,8 @@ import java.util.concurrent.CompletionStage;
  * stays valid, and its outcomes may be recorded from any thread, until the returned stage completes. When
  * the stage completes normally, the recorded outcomes apply (an item left without one fails as a sink bug, see
  * {@link Batch}); when it completes
- * exceptionally (or {@code write} throws), every item of the batch fails with that exception. Batches may
+ * exceptionally (or {@code write} throws), every item of the batch fails with that exception, except an item
+ * whose failure was already recorded, which keeps it (a recorded failure is final, see {@link Batch}). Batches may
  * complete in any order, so items of different batches may complete out of ring order; {@code flush()}
  * still completes only once every earlier batch has. A stage that fires more than once settles its batch once;
  * later firings are ignored.
@@ -31,8 +32,9 @@ public interface AsyncBatchSink<T, R> {
   /**
    * Starts writing {@code batch}; called on the consumer thread.
    *
-   * @return a stage that completes when the batch is written, exceptionally to fail it whole
-   * @throws Exception to fail every item of the batch at once
+   * @return a stage that completes when the batch is written, exceptionally to fail it whole (but for the items
+   *     whose failure was recorded)
+   * @throws Exception to fail every item of the batch at once (but for the items whose failure was recorded)
    */
   CompletionStage<?> write(Batch<T, R> batch) throws Exception;
 }

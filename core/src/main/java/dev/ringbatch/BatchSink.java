@@ -15,8 +15,10 @@ import java.util.List;
  *
  * <h2>Results and failures</h2>
  * Record an outcome for every item on the {@link Batch} ({@link Batch#completeRemaining} marks all the
- * rest written) and return normally; an item left without one fails as a sink bug. Throw (any {@link Throwable}, {@link Error}s included) and every item
- * of the batch fails with it, and the consumer goes on to the next batch.
+ * rest written) and return normally; an item left without one fails as a sink bug. Throw (any {@link Throwable},
+ * {@link Error}s included) and every item of the batch fails with it (or is retried, by the
+ * {@link BatcherConfig#retryPolicy() retry policy}), except an item whose failure was already recorded, which keeps
+ * it: a recorded failure is final (see {@link Batch}). The consumer goes on to the next batch.
  *
  * @param <T> the item type
  * @param <R> the per-item result type; {@link Void} for sinks without results
@@ -28,7 +30,7 @@ public interface BatchSink<T, R> {
    * Writes one batch. Called on the consumer thread only.
    *
    * @param batch the items and their outcomes, valid during this call only
-   * @throws Exception to fail every item of the batch with it
+   * @throws Exception to fail every item of the batch with it (but for the items whose failure was recorded)
    */
   void write(Batch<T, R> batch) throws Exception;
 

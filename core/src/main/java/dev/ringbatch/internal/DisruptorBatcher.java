@@ -81,7 +81,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   private DisruptorBatcher(String name, BatcherConfig config, @Nullable Weigher<? super T> weigher,
       @Nullable BatchSink<T, R> sink, @Nullable AsyncBatchSink<T, R> asyncSink, ConsumerGroup consumers,
-      LostFailureLog lostLog, boolean ownHelper) {
+      LostFailureLog lostLog, int shard) {
     this.name = name;
     this.config = config;
     this.ringSize = config.ringSize();
@@ -116,14 +116,15 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     this.consumer = new CoalescingConsumer<>(name, ring, ring.newBarrier(), consumed, waitStrategy, writer, handOver,
         completer, flushWaiters, inForce, ticker, gate, selfClock, holdings);
     ThreadFactory factory = config.threadFactory();
-    Thread thread = factory == null ? defaultThread(name, consumer) : factory.newThread(consumer);
+    Thread thread = factory == null ? defaultThread(shard < 0 ? name : name + "-" + shard, consumer)
+        : factory.newThread(consumer);
     this.consumerThread = requireNonNull(thread, "threadFactory returned null");
     Checks.requireState(thread.getState() == Thread.State.NEW, "threadFactory returned a thread that was already"
         + " started ('%s'): batcher '%s' needs a new thread for its consumer", thread.getName(), name);
     consumers.add(thread);
     // The consumer first (a factory that numbers its threads gives it the first number), then the close helper,
     // started only by a close with user code to call after its report; a shard's is its sharded batcher's.
-    CloseHelper helper = ownHelper ? new CloseHelper(name, factory) : null;
+    CloseHelper helper = shard < 0 ? new CloseHelper(name, factory) : null; // a shard's is its sharded batcher's
     Checks.requireState(helper == null || !helper.runsOn(thread), "threadFactory returned the same thread twice"
         + " (%s): batcher '%s' needs two, its consumer and its close helper", thread, name);
     this.closing = new CloseProtocol(name, ringSize, gate, consumer, holdings, thread, handOver, flushWaiters,
@@ -144,29 +145,31 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
   public static <T, R> Batcher<T, R> start(String name, BatcherConfig config,
       @Nullable Weigher<? super T> weigher, BatchSink<T, R> sink) {
     requireNonNull(sink, "sink");
-    return start(name, config, weigher, sink, null, new ConsumerGroup(), new LostFailureLog(name), true);
+    return start(name, config, weigher, sink, null, new ConsumerGroup(), new LostFailureLog(name), -1);
   }
 
   /** Validates, creates and starts a batcher with an async sink; the entry point of {@link Batcher#ofAsync}. */
   public static <T, R> Batcher<T, R> startAsync(String name, BatcherConfig config,
       @Nullable Weigher<? super T> weigher, AsyncBatchSink<T, R> sink) {
     requireNonNull(sink, "sink");
-    return start(name, config, weigher, null, sink, new ConsumerGroup(), new LostFailureLog(name), true);
+    return start(name, config, weigher, null, sink, new ConsumerGroup(), new LostFailureLog(name), -1);
   }
 
   /**
-   * A shard of a sharded batcher: a member of {@code consumers}, logging lost failures to the sharded batcher's
-   * {@code lostLog}, and silent on close towards the recorders (the sharded batcher reports its close once).
+   * Shard {@code shard} of the sharded batcher {@code name}: named as it (a caller's refusal names the batcher the
+   * caller holds), its default thread {@code ringbatch-<name>-<shard>}; a member of {@code consumers}, logging lost
+   * failures to the sharded batcher's {@code lostLog}, and silent on close towards the recorders (the sharded
+   * batcher reports its close once).
    */
-  static <T, R> DisruptorBatcher<T, R> startShard(String name, BatcherConfig config,
+  static <T, R> DisruptorBatcher<T, R> startShard(String name, int shard, BatcherConfig config,
       @Nullable Weigher<? super T> weigher, BatchSink<T, R> sink, ConsumerGroup consumers, LostFailureLog lostLog) {
     requireNonNull(sink, "sink");
-    return start(name, config, weigher, sink, null, consumers, lostLog, false);
+    return start(name, config, weigher, sink, null, consumers, lostLog, shard);
   }
 
   private static <T, R> DisruptorBatcher<T, R> start(String name, BatcherConfig config,
       @Nullable Weigher<? super T> weigher, @Nullable BatchSink<T, R> sink, @Nullable AsyncBatchSink<T, R> asyncSink,
-      ConsumerGroup consumers, LostFailureLog lostLog, boolean ownHelper) {
+      ConsumerGroup consumers, LostFailureLog lostLog, int shard) {
     Checks.requireName(name);
     requireNonNull(config, "config");
     Checks.requireRingMemory(1, config.ringSize());
@@ -174,7 +177,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
         "maxBatchBytes (%s) needs a weigher: use Batcher.of(name, config, weigher, sink)",
         config.limits().maxBatchBytes());
     DisruptorBatcher<T, R> batcher =
-        new DisruptorBatcher<>(name, config, weigher, sink, asyncSink, consumers, lostLog, ownHelper);
+        new DisruptorBatcher<>(name, config, weigher, sink, asyncSink, consumers, lostLog, shard);
     ItemFuture.preloadWaitingPath();
     batcher.consumer.release(); // a thread the factory started itself ran nothing, and never will
     batcher.consumerThread.start();

@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -76,7 +77,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
         if (sink == null) {
           throw new NullPointerException("sinks returned null for shard " + i);
         }
-        started.add(DisruptorBatcher.startShard(name + "-" + i, config, weigher, sink, consumers, lostLog));
+        started.add(DisruptorBatcher.startShard(name, i, config, weigher, sink, consumers, lostLog));
       }
       // After the shards' consumers, as a single batcher's: a factory that numbers its threads numbers them by shard.
       made = new CloseHelper(name, config.threadFactory());
@@ -161,7 +162,19 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public CompletableFuture<Void> flush() {
-    return CompletableFuture.allOf(shards.stream().map(DisruptorBatcher::flush).toArray(CompletableFuture[]::new));
+    CompletableFuture<Void> flushed = new CompletableFuture<>();
+    // allOf fails with a CompletionException around a shard's failure: the caller gets that failure itself (a
+    // BatcherClosedException after an abandoning close), as from an unsharded batcher
+    CompletableFuture.allOf(shards.stream().map(DisruptorBatcher::flush).toArray(CompletableFuture[]::new))
+        .whenComplete((done, failure) -> {
+          if (failure == null) {
+            flushed.complete(null);
+          } else {
+            flushed.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure);
+          }
+        });
+    return flushed;
   }
 
   /**
@@ -188,7 +201,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
   }
 
   @Override
-  public void setLimits(BatchLimits limits) {
+  public synchronized void setLimits(BatchLimits limits) { // two at once must not leave the shards split
     shards.get(0).setLimits(limits); // validates before any shard changes
     shards.forEach(shard -> shard.setLimits(limits));
   }
