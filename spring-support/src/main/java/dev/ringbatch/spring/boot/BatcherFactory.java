@@ -141,30 +141,15 @@ public class BatcherFactory implements AutoCloseable {
       IntFunction<? extends BatchSink<T, R>> sinks) {
     requireNonNull(key, "key");
     List<Object> made = new CopyOnWriteArrayList<>();
-    return register(name, () -> closingSinksOnFailure(name, made,
-        () -> Batcher.sharded(name, config(name), mapper.shards(name), key, recording(name, sinks, made))), made);
+    return register(name,
+        () -> Batcher.sharded(name, config(name), mapper.shards(name), key, recording(name, sinks, made)), made);
   }
 
   /** Creates and starts a sharded batcher whose items go round-robin over the shards, in no order. */
   public <T, R> Batcher<T, R> createSharded(String name, IntFunction<? extends BatchSink<T, R>> sinks) {
     List<Object> made = new CopyOnWriteArrayList<>();
-    return register(name, () -> closingSinksOnFailure(name, made,
-        () -> Batcher.sharded(name, config(name), mapper.shards(name), recording(name, sinks, made))), made);
-  }
-
-  /**
-   * Builds a sharded batcher; if that fails part way (a later shard's sink cannot be made), closes the sinks
-   * already made: the core closes the shards it started, but the sinks are this factory's, and nobody else
-   * holds them.
-   */
-  private <T, R> Batcher<T, R> closingSinksOnFailure(String name, List<Object> made,
-      Supplier<Batcher<T, R>> build) {
-    try {
-      return build.get();
-    } catch (RuntimeException | Error e) {
-      closeSinks(name, made);
-      throw e;
-    }
+    return register(name,
+        () -> Batcher.sharded(name, config(name), mapper.shards(name), recording(name, sinks, made)), made);
   }
 
   /**
@@ -287,11 +272,14 @@ public class BatcherFactory implements AutoCloseable {
     Batcher<T, R> batcher;
     try {
       batcher = build.get();
-    } catch (IllegalArgumentException e) {
-      release(name);
-      throw mapper.blameRingSize(name, e); // the core refuses a ring too large for the heap only when built
     } catch (RuntimeException | Error e) {
+      // The sinks given (or made so far, for a sharded batcher that failed part way) are the factory's, and nobody
+      // else holds them: closed, as a batcher's are when a decorator or a listener fails below
+      closeSinks(name, ownSinks);
       release(name);
+      if (e instanceof IllegalArgumentException refused) {
+        throw mapper.blameRingSize(name, refused); // the core refuses a ring too large for the heap only when built
+      }
       throw e;
     }
     sinks.put(batcher, ownSinks);
@@ -392,7 +380,7 @@ public class BatcherFactory implements AutoCloseable {
   private void requireUnsharded(String name) {
     int shards = mapper.shards(name);
     if (shards > 1) {
-      throw new IllegalStateException("ringbatch.batchers." + name + ".shards is " + shards
+      throw new IllegalStateException(mapper.shardsKey(name) + " is " + shards
           + ": create batcher '" + name + "' with BatcherFactory.createSharded");
     }
   }

@@ -67,6 +67,7 @@ final class PropertiesConfigMapper {
   void checkAll() {
     requirePositive("ringbatch.shutdown-timeout", properties.getShutdownTimeout());
     config("ringbatch.defaults", properties.getDefaults(), null, null);
+    requireShards("ringbatch.defaults.shards", properties.getDefaults().getShards());
     for (String name : properties.getBatchers().keySet()) {
       config(name);
       shards(name);
@@ -80,20 +81,24 @@ final class PropertiesConfigMapper {
 
   /**
    * What to throw for {@code refusal}, which building the batcher {@code name} threw: naming the ring-size
-   * property with its value if the refusal is about the ring size (one too large for the heap, checked only
-   * when the ring is allocated) and a property set it; else {@code refusal} itself.
+   * property with its value if the refusal is about the rings' size (rings too large for the heap, checked only
+   * when they are allocated) and a property set it, else the shards property if one set that; else
+   * {@code refusal} itself.
    */
   RuntimeException blameRingSize(String name, IllegalArgumentException refusal) {
     Settings own = properties.getBatchers().get(name);
     Integer ring = valueOf(own, properties.getDefaults(), Settings::getRingSize);
+    Integer shards = valueOf(own, properties.getDefaults(), Settings::getShards);
     String message = refusal.getMessage();
-    if (ring == null || message == null || !message.startsWith("ringSize ")) {
+    if (message == null || !message.startsWith("ringSize ") && !message.startsWith("shards ")
+        || ring == null && shards == null) {
       return refusal;
     }
-    String property = lastSet("ringbatch.batchers." + name, own, "ring-size",
-        Settings::getRingSize);
-    RuntimeException blamed = new InvalidConfigurationPropertyValueException(property, ring, message);
-    blamed.initCause(refusal);
+    String prefix = "ringbatch.batchers." + name;
+    String property = ring != null ? lastSet(prefix, own, "ring-size", Settings::getRingSize) : shardsKey(name);
+    RuntimeException blamed = new InvalidConfigurationPropertyValueException(property, ring != null ? ring : shards,
+        message);
+    blamed.addSuppressed(refusal); // its cause is set (null) by its constructor: the refusal's trace kept here
     return blamed;
   }
 
@@ -110,16 +115,26 @@ final class PropertiesConfigMapper {
   int shards(String name) {
     Settings own = properties.getBatchers().get(name);
     Integer shards = own != null && own.getShards() != null ? own.getShards() : properties.getDefaults().getShards();
-    String property = own != null && own.getShards() != null ? "ringbatch.batchers." + name + ".shards"
-        : "ringbatch.defaults.shards";
+    String property = shardsKey(name);
     if (shards == null) {
       return 1;
     }
-    if (shards < 1) {
+    requireShards(property, shards);
+    return shards;
+  }
+
+  /** The property that sets the shards of batcher {@code name}: its own if set, else the default's. */
+  String shardsKey(String name) {
+    Settings own = properties.getBatchers().get(name);
+    return own != null && own.getShards() != null ? "ringbatch.batchers." + name + ".shards"
+        : "ringbatch.defaults.shards";
+  }
+
+  private static void requireShards(String property, @Nullable Integer shards) {
+    if (shards != null && shards < 1) {
       throw new InvalidConfigurationPropertyValueException(property, shards,
           "shards must be at least 1 but was " + shards);
     }
-    return shards;
   }
 
   /**
@@ -144,9 +159,14 @@ final class PropertiesConfigMapper {
       try {
         builder.retryPolicy(retry.build());
       } catch (IllegalStateException e) {
-        throw new InvalidConfigurationPropertyValueException(lastSet(prefix, own, "retry.max-backoff",
-            s -> s.getRetry().getMaxBackoff()), valueOf(own, defaults, s -> s.getRetry().getMaxBackoff()),
-            e.getMessage());
+        // maxBackoff below initialBackoff: blame max-backoff if a property set it, else the initial-backoff that
+        // rose above its default
+        Function<Settings, @Nullable Object> maxBackoff = s -> s.getRetry().getMaxBackoff();
+        Function<Settings, @Nullable Object> blamed = valueOf(own, defaults, maxBackoff) != null ? maxBackoff
+            : s -> s.getRetry().getInitialBackoff();
+        String key = blamed == maxBackoff ? "retry.max-backoff" : "retry.initial-backoff";
+        throw new InvalidConfigurationPropertyValueException(lastSet(prefix, own, key, blamed),
+            valueOf(own, defaults, blamed), e.getMessage());
       }
     }
     if (name != null && valueOf(own, defaults, Settings::getConsumerThread) == ConsumerThread.VIRTUAL) {
