@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -125,5 +126,33 @@ class BatchCountTest {
     assertThatThrownBy(() -> first.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
     assertThat(calls).hasValue(2);
     assertConsistent(batcher.close(Duration.ofSeconds(10)).stats(), 1, 2);
+  }
+
+  /** A snapshot taken while batches of one are handed over pairs its counts: the mean never exceeds the largest. */
+  @Test
+  void statsReadWhileBatchesAreHandedOver_neverShowAMeanAboveTheLargestBatch() throws Exception {
+    Batcher<Integer, Void> batcher = holds.track(Batcher.of("count-live", BatcherConfig.builder().ringSize(1024)
+        .maxBatchSize(1).overflowPolicy(OverflowPolicy.DROP).build(), BatchSink.noResult(items -> { })));
+    AtomicBoolean stop = new AtomicBoolean();
+    Thread producer = new Thread(() -> {
+      while (!stop.get()) {
+        batcher.offer(1);
+      }
+    });
+    producer.start();
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+    BatcherStats torn = null;
+    try {
+      while (System.nanoTime() < end && torn == null) {
+        BatcherStats s = batcher.stats();
+        if (s.meanBatchSize() > s.largestBatchSize()) {
+          torn = s;
+        }
+      }
+    } finally {
+      stop.set(true);
+      producer.join();
+    }
+    assertThat(torn).as("a snapshot with a mean above the largest batch").isNull();
   }
 }

@@ -308,17 +308,21 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     long abandoned;
     long batches;
     long batchedItems;
+    int lastBatchSize;
+    int largestBatchSize;
     synchronized (counters) {
       written = counters.written();
       failed = counters.failed();
       abandoned = counters.abandoned();
       batches = counters.batches();
       batchedItems = counters.batchedItems();
+      lastBatchSize = counters.lastBatchSize();
+      largestBatchSize = counters.largestBatchSize();
     }
     long accepted = gate.accepted();
     return new BatcherStats(accepted, gate.rejected(RejectionReason.FULL), gate.rejected(RejectionReason.TIMEOUT),
         gate.rejected(RejectionReason.INTERRUPTED), gate.rejected(RejectionReason.CLOSED),
-        written, failed, abandoned, batches, batchedItems, counters.lastBatchSize(), counters.largestBatchSize(), ringSize,
+        written, failed, abandoned, batches, batchedItems, lastBatchSize, largestBatchSize, ringSize,
         ring.remainingCapacity(), inForce.current());
   }
 

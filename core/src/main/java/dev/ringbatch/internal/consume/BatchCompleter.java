@@ -230,6 +230,9 @@ public final class BatchCompleter {
    */
   public void abandon(PendingBatch<?, ?> batch, Throwable cause, Abandonment into) {
     synchronized (batch) {
+      // SETTLING under the lock PendingBatch.open takes: a writer that has not opened the batch yet gets no view of
+      // it, and the sink never sees it (an async take-over settles through its ticket and left the state IN_SINK)
+      batch.state.set(PendingBatch.SETTLING);
       gatherTaken(batch, cause, into);
     }
   }

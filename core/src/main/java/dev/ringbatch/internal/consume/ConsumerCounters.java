@@ -16,8 +16,12 @@ public final class ConsumerCounters {
   volatile int largestBatchSize;
   volatile long abandoned;
 
-  /** A batch of {@code size} items goes to the sink for the first time. Consumer thread, under the batch's lock. */
-  void recordHandOver(int size) {
+  /**
+   * A batch of {@code size} items goes to the sink for the first time. Consumer thread, under the batch's lock: this
+   * lock is taken inside it, where {@code settle} takes the batch's inside this one; never for the same batch at once
+   * (a batch is opened while filling ends, settled after its write).
+   */
+  synchronized void recordHandOver(int size) {
     batches++;
     batchedItems += size;
     lastBatchSize = size;
