@@ -8,8 +8,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -51,5 +54,85 @@ class ConsumerRunnableRunTwiceTest {
     assertThat(twice + pending)
         .as("items written more than once (%s) + futures never completed (%s); report=%s", twice, pending, report)
         .isZero();
+  }
+
+  /**
+   * A factory that hands the Runnable to a thread of its own that runs it later (a queue, an executor): that thread
+   * must not become the consumer, or the thread the batcher started and watches dies, and a close takes the dead
+   * thread for a stopped consumer and abandons the item the live one is writing.
+   */
+  @Test
+  @Timeout(60)
+  void aFactoryThatRunsTheRunnableLaterOnItsOwnThread_neverGetsTheConsumer() throws Exception {
+    CountDownLatch batcherStartedItsThread = new CountDownLatch(1);
+    CountDownLatch sinkEntered = new CountDownLatch(1);
+    CountDownLatch lateGo = new CountDownLatch(1); // the sink was entered, or the factory's own run returned
+    CountDownLatch releaseSink = new CountDownLatch(1);
+    AtomicReference<Thread> returned = new AtomicReference<>();
+    AtomicReference<Thread> sinkThread = new AtomicReference<>();
+    AtomicInteger calls = new AtomicInteger();
+    BatcherConfig config = BatcherConfig.builder().ringSize(8).threadFactory(r -> {
+      if (calls.getAndIncrement() > 0) { // the close helper
+        Thread helper = new Thread(r, "late-helper");
+        helper.setDaemon(true);
+        return helper;
+      }
+      Thread later = new Thread(() -> { // the factory's own thread, which runs the Runnable later
+        await(batcherStartedItsThread);
+        r.run(); // returns at once if it is not the consumer, as promised
+        lateGo.countDown();
+      }, "late-own");
+      later.setDaemon(true);
+      later.start();
+      Thread t = new Thread(r, "late-consumer") {
+        @Override
+        public void run() {
+          batcherStartedItsThread.countDown();
+          await(lateGo); // this thread is slower to get to the Runnable than the factory's own
+          super.run();
+        }
+      };
+      t.setDaemon(true);
+      returned.set(t);
+      return t;
+    }).build();
+    Batcher<String, Void> batcher = Batcher.of("late", config, BatchSink.noResult(items -> {
+      sinkThread.set(Thread.currentThread());
+      sinkEntered.countDown();
+      lateGo.countDown();
+      await(releaseSink);
+    }));
+    CompletableFuture<Void> item = batcher.submit("x");
+    assertThat(sinkEntered.await(10, TimeUnit.SECONDS)).isTrue();
+    if (sinkThread.get() != returned.get()) {
+      returned.get().join(TimeUnit.SECONDS.toMillis(10)); // it found the consumer running elsewhere, and ended
+    }
+    CloseReport report;
+    long start = System.nanoTime();
+    try {
+      CompletableFuture<CloseReport> closing = CompletableFuture.supplyAsync(() -> batcher.close(Duration.ofSeconds(30)));
+      // the sink finishes well within the close's 30 s
+      CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(500, TimeUnit.MILLISECONDS))
+          .thenRun(releaseSink::countDown);
+      report = closing.get(40, TimeUnit.SECONDS);
+    } finally {
+      releaseSink.countDown();
+    }
+    item.handle((v, t) -> null).get(10, TimeUnit.SECONDS);
+    SoftAssertions soft = new SoftAssertions();
+    soft.assertThat(sinkThread.get()).as("the sink ran on the batcher's consumer thread, not the factory's own")
+        .isSameAs(returned.get());
+    soft.assertThat(report.drained()).as("close(30 s) drained a sink that returned within 0.5 s: %s (after %d ms)",
+        report, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isTrue();
+    soft.assertThat(item).as("the item the sink wrote: %s", item).isCompleted().isNotCompletedExceptionally();
+    soft.assertAll();
+  }
+
+  private static void await(CountDownLatch latch) {
+    try {
+      latch.await(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

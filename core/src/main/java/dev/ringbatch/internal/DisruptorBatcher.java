@@ -179,7 +179,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     DisruptorBatcher<T, R> batcher =
         new DisruptorBatcher<>(name, config, weigher, sink, asyncSink, consumers, lostLog, shard);
     ItemFuture.preloadWaitingPath();
-    batcher.consumer.release(); // a thread the factory started itself ran nothing, and never will
+    batcher.consumer.release(batcher.consumerThread); // the consumer runs on that thread only
     batcher.consumerThread.start();
     return batcher;
   }

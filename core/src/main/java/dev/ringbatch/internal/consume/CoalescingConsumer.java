@@ -61,8 +61,11 @@ public final class CoalescingConsumer<T, R> implements Runnable {
   private final PublishGate gate;
   private final CompletableFuture<Void> terminated = new CompletableFuture<>();
   private final java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean();
-  /** Set by the batcher right before it starts the consumer thread: no other thread's run gets that far first. */
-  private volatile boolean released;
+  /**
+   * The thread the batcher starts, set right before it does: the Runnable a thread factory got runs the consumer on
+   * that thread only, so a thread of the factory's own (started before, or handed the Runnable later) runs nothing.
+   */
+  private volatile @Nullable Thread released;
   /** What a close (or this consumer, orphaned) gathers of the holdings. */
   private final Holdings<T, R> holdings;
   /** Whether the consumer reached the close marker with everything before it settled. */
@@ -94,15 +97,15 @@ public final class CoalescingConsumer<T, R> implements Runnable {
         gate, holdings);
   }
 
-  /** Lets {@link #run} consume: called by the batcher just before it starts the thread its factory made. */
-  public void release() {
-    released = true;
+  /** Lets {@link #run} consume on {@code thread}: called by the batcher just before it starts that thread. */
+  public void release(Thread thread) {
+    released = thread;
   }
 
   @Override
   public void run() {
-    if (!released) {
-      return; // a thread factory's own thread, started before the batcher started its consumer: never ours
+    if (Thread.currentThread() != released) {
+      return; // a thread factory's own thread, not the one it returned and the batcher started: never ours
     }
     if (!running.compareAndSet(false, true)) { // a thread factory's thread that runs the Runnable twice
       throw new IllegalStateException("the consumer of batcher '" + name + "' is already running");
