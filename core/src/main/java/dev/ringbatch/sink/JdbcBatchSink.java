@@ -311,14 +311,14 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   }
 
   /**
-   * A failure of the statement (a missing table, a revoked privilege, a read-only database), known to have written
-   * nothing of {@code rows}: thrown for the whole batch when {@code rows} are all the batch has left and nothing of
-   * it is written, so a retry policy may write it again; else each of {@code rows} fails with it. A halving that
-   * narrowed such a failure down to some rows found rows that cause it (a row-level security policy): the others
-   * are still to be written.
+   * A failure of the statement (a missing table, a revoked privilege, a read-only database, a serialization
+   * failure), known to have written nothing of {@code rows}: thrown for the whole batch while nothing of it is
+   * written, so a retry policy may write it again; else each of {@code rows} fails with it. But a failure of a class
+   * one row can cause (a row-level security policy: {@link JdbcFailures#mayBeOneRows}) that a halving narrowed down
+   * to some of the batch's rows fails those rows alone: the others are still to be written.
    */
   private void failStatement(int[] rows, Throwable e) throws SQLException {
-    if (batchRows.holdAllUnsettled(rows)) {
+    if (!JdbcFailures.mayBeOneRows(e) || batchRows.holdAllUnsettled(rows)) {
       failOrThrow(rows, JdbcFailures.rowCause(e));
     } else {
       batchRows.failUnsettled(rows, JdbcFailures.rowCause(e));
