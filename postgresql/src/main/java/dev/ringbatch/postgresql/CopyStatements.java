@@ -141,9 +141,13 @@ final class CopyStatements<T> {
       + " UNION ALL SELECT c.name, t.typbasetype, c.mod, c.nocopy FROM c"
       + " JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) c.typ"
       + " WHERE t.typtype OPERATOR(pg_catalog.=) 'd')"
-      + " SELECT c.name, t.typname::text, t.typcategory::text, c.mod, c.nocopy, e.typname::text FROM c"
-      + " JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) c.typ"
-      + " LEFT JOIN pg_catalog.pg_type e ON e.oid OPERATOR(pg_catalog.=) t.typelem"
+      + " SELECT c.name, t.typname::text, t.typcategory::text, c.mod, c.nocopy,"
+      // an array's element type, a domain followed to its base type as the column's own type is
+      + " (WITH RECURSIVE e(typ) AS (SELECT t.typelem UNION ALL SELECT b.typbasetype FROM e"
+      + " JOIN pg_catalog.pg_type b ON b.oid OPERATOR(pg_catalog.=) e.typ WHERE b.typtype OPERATOR(pg_catalog.=) 'd')"
+      + " SELECT x.typname::text FROM e JOIN pg_catalog.pg_type x ON x.oid OPERATOR(pg_catalog.=) e.typ"
+      + " WHERE x.typtype OPERATOR(pg_catalog.<>) 'd')"
+      + " FROM c JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) c.typ"
       + " WHERE t.typtype OPERATOR(pg_catalog.<>) 'd'";
 
   /**

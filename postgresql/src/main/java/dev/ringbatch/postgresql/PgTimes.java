@@ -94,7 +94,8 @@ final class PgTimes {
       seconds++;
       micros = 0;
     }
-    if (target == PgValues.Target.TIMESTAMPTZ) {
+    if (target == PgValues.Target.TIMESTAMPTZ && !(d instanceof java.sql.Date)) {
+      // A java.sql.Date is a date: below, with the zone's offset, as a rows sink sends it (as pgjdbc's setDate)
       Instant instant = Instant.ofEpochSecond(seconds, micros * 1000);
       return offsetTimestamp(column, whole, instant.atOffset(ZoneOffset.UTC), target);
     }
@@ -114,8 +115,8 @@ final class PgTimes {
       hms(cal.get(GregorianCalendar.HOUR_OF_DAY), cal.get(GregorianCalendar.MINUTE), cal.get(GregorianCalendar.SECOND),
           (int) micros, out);
     }
-    // With the zone's offset, as pgjdbc sends it: a timestamptz parameter then stores the value's own instant (a
-    // java.sql.Date's too: its midnight in the JVM zone); not where the column is known to take no offset
+    // With the zone's offset, as pgjdbc sends it: a timestamptz then stores the value's own instant (a java.sql.Date,
+    // midnight of its date in the JVM zone); not where the column is known to take no offset
     if (target != PgValues.Target.TIMESTAMP && target != PgValues.Target.DATE) {
       int ms = cal.get(GregorianCalendar.ZONE_OFFSET) + cal.get(GregorianCalendar.DST_OFFSET);
       out.append(d instanceof java.sql.Date ? " " : "").append(offset(ZoneOffset.ofTotalSeconds(ms / 1000)));

@@ -777,4 +777,80 @@ class ValueEdgeCasesIT {
         .hasMessageContaining(Double.toString((double) (float) 3.4028235e38d));
     soft.assertAll();
   }
+
+  /**
+   * An array of a domain over timestamp, timestamptz, date or float4: its elements by the domain's base type, as a
+   * plain array's (the element type was once read as the domain's name, and encoded as any other type).
+   */
+  @Test
+  void arraysOfDomains_encodeElementsByTheDomainsBaseType() throws Exception {
+    CopyDatabase.exec(postgres, "DROP DOMAIN IF EXISTS rv_tsdom CASCADE", "CREATE DOMAIN rv_tsdom AS timestamp",
+        "DROP DOMAIN IF EXISTS rv_tstzdom CASCADE", "CREATE DOMAIN rv_tstzdom AS timestamptz",
+        "DROP DOMAIN IF EXISTS rv_f4dom CASCADE", "CREATE DOMAIN rv_f4dom AS float4",
+        "DROP DOMAIN IF EXISTS rv_datedom CASCADE", "CREATE DOMAIN rv_datedom AS date");
+    OffsetDateTime odt = OffsetDateTime.of(2020, 1, 1, 12, 0, 0, 0, ZoneOffset.ofHours(18));
+    Timestamp ts = Timestamp.from(Instant.parse("1000-06-01T12:00:00Z"));
+    SoftAssertions soft = new SoftAssertions();
+    for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_LARGE, Mode.COPY_IDEMPOTENT}) {
+      Result a = write(pool, mode, "rv_tsdoma", "rv_tsdom[]", "v[1]::text", List.of(List.of(odt)));
+      assertExactOrRefused(soft, a, 0, mode + " " + odt + " into rv_tsdom[] (domain over timestamp)",
+          "2020-01-01 12:00:00");
+      Result b = write(pool, mode, "rv_tstzdoma", "rv_tstzdom[]", "extract(epoch from v[1])::bigint::text",
+          List.of((Object) new Timestamp[] {ts}));
+      assertExactOrRefused(soft, b, 0, mode + " Timestamp " + ts.toInstant() + " into rv_tstzdom[]",
+          Long.toString(ts.getTime() / 1000));
+      Result c = write(pool, mode, "rv_f4doma", "rv_f4dom[]", "v[1]::float8::text", List.of((Object) new Double[] {0.1d}));
+      assertExactOrRefused(soft, c, 0, mode + " Double 0.1 into rv_f4dom[] (domain over float4)", "0.1");
+      Result d = write(pool, mode, "rv_datedoma", "rv_datedom[]", "v[1]::text",
+          List.of(List.of(LocalDateTime.of(2026, 11, 27, 23, 30))));
+      soft.assertThat(d.failed().get(0)).as(mode + " LocalDateTime 23:30 into rv_datedom[] (domain over date):"
+          + " refused as for date[], not stored as " + d.stored().get(0L)).isInstanceOf(IllegalArgumentException.class);
+    }
+    soft.assertAll();
+  }
+
+  /**
+   * A java.sql.Date whose millis are not midnight (new java.sql.Date(millis), common) into timestamptz: stored alike
+   * by every sink and mode (midnight of its date in the JVM zone, as pgjdbc's setDate), never its instant by one sink
+   * and its date by another.
+   */
+  @Test
+  void sqlDateNotAtMidnight_intoTimestamptz_isStoredAlikeByEverySink() throws Exception {
+    java.sql.Date date = new java.sql.Date(Instant.parse("2026-11-27T10:15:00Z").toEpochMilli());
+    Map<Mode, String> stored = new HashMap<>();
+    SoftAssertions soft = new SoftAssertions();
+    for (Mode mode : Mode.values()) {
+      Result r = write(pool, mode, "rv_sqldn", "timestamptz", "v::text", List.of(date));
+      soft.assertThat(r.failed()).as(mode.name()).isEmpty();
+      stored.put(mode, r.stored().get(0L));
+    }
+    soft.assertThat(stored.values().stream().distinct().toList()).as("what each mode stored for java.sql.Date "
+        + date + " (" + Instant.ofEpochMilli(date.getTime()) + ") in JVM " + TimeZone.getDefault().getID() + ": " + stored).hasSize(1);
+    soft.assertAll();
+  }
+
+  /**
+   * A java.sql.Date in a JVM zone whose midnight falls in a DST gap (America/Sao_Paulo, 2018-11-04: 00:00 -> 01:00;
+   * Date.valueOf gives 01:00-02:00) into timestamptz: stored alike by every sink and mode.
+   */
+  @Test
+  void sqlDateWhoseMidnightIsInADstGap_intoTimestamptz_isStoredAlikeByEverySink() throws Exception {
+    TimeZone before = TimeZone.getDefault();
+    TimeZone.setDefault(TimeZone.getTimeZone("America/Sao_Paulo"));
+    try {
+      java.sql.Date date = java.sql.Date.valueOf(LocalDate.of(2018, 11, 4));
+      Map<Mode, String> stored = new HashMap<>();
+      SoftAssertions soft = new SoftAssertions();
+      for (Mode mode : Mode.values()) {
+        Result r = write(pool, mode, "rv_sqldgap", "timestamptz", "v::text", List.of(date));
+        soft.assertThat(r.failed()).as(mode.name()).isEmpty();
+        stored.put(mode, r.stored().get(0L));
+      }
+      soft.assertThat(stored.values().stream().distinct().toList()).as("what each mode stored for java.sql.Date "
+          + date + " (" + Instant.ofEpochMilli(date.getTime()) + ") in America/Sao_Paulo: " + stored).hasSize(1);
+      soft.assertAll();
+    } finally {
+      TimeZone.setDefault(before);
+    }
+  }
 }
