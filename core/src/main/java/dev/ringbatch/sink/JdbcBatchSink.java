@@ -205,7 +205,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       if (JdbcFailures.connectionLost(c, e)) {
         return lostBeforeCommit(rows, e);
       }
-      failStatement(rows, e); // the statement itself is broken: every row would fail the same way
+      failOrThrow(rows, JdbcFailures.rowCause(e)); // the statement itself is broken: every row would fail alike
       return null;
     }
     int[] counts;
@@ -275,25 +275,44 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     return null;
   }
 
-  /** The database refused the statement or a row: fails the whole batch at once, or isolates the row. */
+  /**
+   * The database refused the statement or a row. A failure of the statement (a missing table, a revoked privilege, a
+   * serialization failure), known to have written nothing of {@code rows}, is thrown for the whole batch while
+   * nothing of it is written, so a retry policy may write it again ({@link #failOrThrow}). An error of a class one
+   * row can cause too (a row-level security policy: {@link JdbcFailures#mayBeOneRows}) is probed first: a row caused
+   * it, and the rows are isolated; or the statement is refused without any row, and it is the statement's; or these
+   * rows may cause it, and they fail alone unless they are all the batch has left.
+   */
   private int @Nullable [] refused(int[] rows, Throwable e) throws SQLException {
-    if (JdbcFailures.statementLevel(e) && (!JdbcFailures.mayBeOneRows(e) || statementRefused())) {
-      failStatement(rows, e);
-      return null;
+    if (!JdbcFailures.statementLevel(e)) {
+      return isolate(rows, e);
     }
-    return isolate(rows, e);
+    Verdict verdict = JdbcFailures.mayBeOneRows(e) ? statementVerdict() : Verdict.REFUSED_WITHOUT_ROWS;
+    if (verdict == Verdict.CAUSED_BY_A_ROW) {
+      return isolate(rows, e);
+    }
+    if (verdict == Verdict.REFUSED_WITHOUT_ROWS || batchRows.holdAllUnsettled(rows)) {
+      failOrThrow(rows, JdbcFailures.rowCause(e));
+    } else {
+      batchRows.failUnsettled(rows, JdbcFailures.rowCause(e)); // the others are still to be written
+    }
+    return null;
   }
 
+  /** What a probe says of a statement-level error. */
+  private enum Verdict { CAUSED_BY_A_ROW, MAY_BE_THESE_ROWS, REFUSED_WITHOUT_ROWS }
+
   /**
-   * Whether the statement itself is refused, not one of the rows it carried: an error of a class no row causes in
+   * Whether the statement itself is refused, or one of the rows it carried: an error of a class no row causes in
    * the usual case (a missing table) can come from one row too (a row-level security policy, a trigger routing a
-   * row to a missing table, a lock on one row's parent). A probe without those rows tells them apart, at the cost
-   * of one or two statements instead of halving down to single rows.
+   * row to a missing table, a lock on one row's parent). A probe tells them apart, at the cost of one or two
+   * statements instead of halving down to single rows: an arrays sink's runs without any row (so its failure is the
+   * statement's), a rows sink's with the first row, then the last (so its failure may still be theirs).
    */
-  private boolean statementRefused() {
+  private Verdict statementVerdict() {
     int[] sent = batchRows.sentRows();
     if (sent.length < 2) {
-      return true; // one row: failing it alone or with the batch is the same
+      return Verdict.MAY_BE_THESE_ROWS; // one row, narrowed down: it or the statement
     }
     Connection c = null;
     try {
@@ -301,27 +320,15 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       Throwable probe = batchRows.probe(c, connection.statement(), sent);
       if (probe != null && JdbcFailures.connectionLost(c, probe)) {
         connection.discard(); // the rows are isolated on a fresh connection
-        return false;
+        return Verdict.CAUSED_BY_A_ROW;
       }
-      return probe != null && JdbcFailures.statementLevel(probe);
+      if (probe == null || !JdbcFailures.statementLevel(probe)) {
+        return Verdict.CAUSED_BY_A_ROW;
+      }
+      return batchRows.probesWithoutRows() ? Verdict.REFUSED_WITHOUT_ROWS : Verdict.MAY_BE_THESE_ROWS;
     } catch (Throwable e) { // the probe could not be run or rolled back: isolate the rows as usual
       connection.discard();
-      return false;
-    }
-  }
-
-  /**
-   * A failure of the statement (a missing table, a revoked privilege, a read-only database, a serialization
-   * failure), known to have written nothing of {@code rows}: thrown for the whole batch while nothing of it is
-   * written, so a retry policy may write it again; else each of {@code rows} fails with it. But a failure of a class
-   * one row can cause (a row-level security policy: {@link JdbcFailures#mayBeOneRows}) that a halving narrowed down
-   * to some of the batch's rows fails those rows alone: the others are still to be written.
-   */
-  private void failStatement(int[] rows, Throwable e) throws SQLException {
-    if (!JdbcFailures.mayBeOneRows(e) || batchRows.holdAllUnsettled(rows)) {
-      failOrThrow(rows, JdbcFailures.rowCause(e));
-    } else {
-      batchRows.failUnsettled(rows, JdbcFailures.rowCause(e));
+      return Verdict.CAUSED_BY_A_ROW;
     }
   }
 
