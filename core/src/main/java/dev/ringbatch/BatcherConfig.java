@@ -123,7 +123,9 @@ public final class BatcherConfig {
 
   /**
    * The factory of the consumer thread, or {@code null} for the default: one daemon thread named
-   * {@code ringbatch-<name>}.
+   * {@code ringbatch-<name>}. The thread it returns must run the Runnable it was given itself, as every
+   * {@code ThreadFactory} does: the consumer runs only on that thread (the batcher starts it and a close watches it);
+   * a run of the Runnable on any other thread does nothing but log a warning.
    */
   public @Nullable ThreadFactory threadFactory() {
     return values.threadFactory;

@@ -135,4 +135,58 @@ class ConsumerRunnableRunTwiceTest {
       Thread.currentThread().interrupt();
     }
   }
+
+  /**
+   * A factory whose thread hands the Runnable to another thread: the consumer runs only on the thread the factory
+   * returned, so this batcher never writes; it says so in a warning naming the threadFactory, and a close fails the
+   * item it holds rather than waiting on a consumer that is not there.
+   */
+  @Test
+  @Timeout(60)
+  void aFactoryWhoseThreadHandsTheRunnableOn_isWarnedOf_andACloseFailsWhatItHolds() throws Exception {
+    java.util.logging.Logger log = java.util.logging.Logger.getLogger("dev.ringbatch");
+    List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+    CountDownLatch warned = new CountDownLatch(1);
+    java.util.logging.Handler capture = new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord r) {
+        if (r.getLevel() == java.util.logging.Level.WARNING && r.getMessage().contains("threadFactory")) {
+          warnings.add(r.getMessage());
+          warned.countDown();
+        }
+      }
+
+      @Override
+      public void flush() { }
+
+      @Override
+      public void close() { }
+    };
+    log.addHandler(capture);
+    try {
+      Batcher<String, Void> batcher = Batcher.of("handing-on", BatcherConfig.builder().ringSize(8)
+          .threadFactory(r -> {
+            Thread t = new Thread(() -> {
+              Thread inner = new Thread(r, "handed-to");
+              inner.start();
+              try {
+                inner.join();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }, "handing-on");
+            t.setDaemon(true);
+            return t;
+          }).build(), BatchSink.<String>noResult(items -> { }));
+      CompletableFuture<Void> item = batcher.submit("x");
+      assertThat(warned.await(10, TimeUnit.SECONDS)).as("a warning naming threadFactory").isTrue();
+      assertThat(warnings.get(0)).contains("handed-to").contains("handing-on");
+      CloseReport report = batcher.close(Duration.ofMillis(200));
+      assertThat(item).isCompletedExceptionally();
+      assertThat(report.stats().written()).isZero();
+      assertThat(report.stats().abandoned()).isEqualTo(1);
+    } finally {
+      log.removeHandler(capture);
+    }
+  }
 }

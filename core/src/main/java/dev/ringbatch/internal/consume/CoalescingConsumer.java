@@ -104,8 +104,16 @@ public final class CoalescingConsumer<T, R> implements Runnable {
 
   @Override
   public void run() {
-    if (Thread.currentThread() != released) {
-      return; // a thread factory's own thread, not the one it returned and the batcher started: never ours
+    Thread owner = released;
+    if (Thread.currentThread() != owner) {
+      // A thread factory's own thread, not the one it returned and the batcher started (that one runs the consumer,
+      // and the close watches it). Before the batcher started it: a factory that starts threads itself, refused.
+      if (owner != null) { // not on this thread's hand-over: it is not the consumer
+        SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': its consumer was run on thread "
+            + Thread.currentThread().getName() + ", not on the thread its threadFactory returned (" + owner.getName()
+            + "); it runs only there, so the returned thread must run the Runnable itself", null);
+      }
+      return;
     }
     if (!running.compareAndSet(false, true)) { // a thread factory's thread that runs the Runnable twice
       throw new IllegalStateException("the consumer of batcher '" + name + "' is already running");
