@@ -114,11 +114,6 @@ final class StatementRows<T> {
    *
    * @return what the last probe threw, or null if one succeeded: a row caused the error
    */
-  /** Whether {@link #probe} runs the statement without any row (an arrays sink), so that its failure is the statement's. */
-  boolean probesWithoutRows() {
-    return binder == null;
-  }
-
   @Nullable Throwable probe(Connection c, PreparedStatement ps, int[] failed) throws SQLException {
     if (binder == null) {
       return probeOnce(c, () -> {
@@ -128,6 +123,11 @@ final class StatementRows<T> {
     }
     Throwable first = probeOnce(c, () -> bindOne(ps, failed[0]));
     return first == null ? null : probeOnce(c, () -> bindOne(ps, failed[failed.length - 1]));
+  }
+
+  /** Whether {@link #probe} runs the statement without any row (an arrays sink), so that its failure is the statement's. */
+  boolean probesWithoutRows() {
+    return binder == null;
   }
 
   /**

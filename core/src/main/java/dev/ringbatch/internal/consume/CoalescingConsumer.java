@@ -109,9 +109,9 @@ public final class CoalescingConsumer<T, R> implements Runnable {
       // A thread factory's own thread, not the one it returned and the batcher started (that one runs the consumer,
       // and the close watches it). Before the batcher started it: a factory that starts threads itself, refused.
       if (owner != null) { // not on this thread's hand-over: it is not the consumer
-        SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': its consumer was run on thread "
-            + Thread.currentThread().getName() + ", not on the thread its threadFactory returned (" + owner.getName()
-            + "); it runs only there, so the returned thread must run the Runnable itself", null);
+        SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': its consumer was run on " + Thread.currentThread()
+            + ", not on the thread its threadFactory returned (" + owner + "); it runs only there, so the returned"
+            + " thread must run the Runnable itself", null);
       }
       return;
     }
