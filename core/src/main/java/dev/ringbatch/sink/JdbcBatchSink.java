@@ -13,9 +13,7 @@ import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
@@ -90,14 +88,6 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   /** Whether rows of this batch may be in the table (committed, or told outcome unknown): it must not throw. */
   private boolean mayHaveWritten;
   private int deadOnBorrow;
-  /**
-   * Rows a statement-level error of a class one row can cause was narrowed down to, while the probe could not tell
-   * the statement's from theirs (a rows sink): set aside until the rest is written (see {@link #write}).
-   */
-  private final List<Integer> setAside = new ArrayList<>();
-  private @Nullable Throwable setAsideCause;
-  /** Whether the rows set aside are being written again: a row that is refused again fails alone. */
-  private boolean lastPass;
 
   private JdbcBatchSink(DataSource dataSource, String sql, @Nullable StatementBinder<? super T> binder,
       @Nullable ArrayBinder<T> arrays, boolean idempotent, Duration queryTimeout) {
@@ -182,25 +172,8 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   public void write(Batch<T, Integer> batch) throws SQLException {
     mayHaveWritten = false;
     deadOnBorrow = 0;
-    setAside.clear();
-    setAsideCause = null;
-    lastPass = false;
     try {
       writeRows(batchRows.begin(batch));
-      if (!setAside.isEmpty()) {
-        // Rows refused with an error their statement may have caused (a lock timeout) or they (a row-level security
-        // policy): if nothing else was written either, it is the statement's, and the batch is thrown for a retry;
-        // else they are written once more, and one refused again fails alone.
-        int[] again = setAside.stream().mapToInt(Integer::intValue).toArray();
-        Throwable cause = JdbcFailures.rowCause(requireNonNull(setAsideCause, "setAsideCause"));
-        setAside.clear();
-        lastPass = true;
-        if (mayHaveWritten) {
-          writeRows(again);
-        } else {
-          failOrThrow(again, cause);
-        }
-      }
     } finally {
       connection.release();
     }
@@ -308,30 +281,23 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
    * nothing of it is written, so a retry policy may write it again ({@link #failOrThrow}). An error of a class one
    * row can cause too (a row-level security policy, a lock: {@link JdbcFailures#mayBeOneRows}) is probed first: a
    * row caused it, and the rows are isolated; or the statement is refused without any row, and it is the
-   * statement's; or the probe cannot tell (a rows sink's): the whole batch is thrown if these are all its rows and
-   * nothing is written, else they are isolated down to single rows, which are set aside until the rest is written
-   * ({@link #write}).
+   * statement's; or the probe cannot tell (a rows sink's): thrown with the whole batch if these are all its rows, else
+   * these rows fail alone and the others are written.
    */
   private int @Nullable [] refused(int[] rows, Throwable e) throws SQLException {
     if (!JdbcFailures.statementLevel(e)) {
       return isolate(rows, e);
     }
     Verdict verdict = JdbcFailures.mayBeOneRows(e) ? statementVerdict() : Verdict.REFUSED_WITHOUT_ROWS;
-    if (verdict == Verdict.REFUSED_WITHOUT_ROWS
-        || verdict == Verdict.MAY_BE_THESE_ROWS && !mayHaveWritten && batchRows.holdAllUnsettled(rows)) {
-      failOrThrow(rows, JdbcFailures.rowCause(e)); // the whole batch, at once: a retry decides
-      return null;
+    if (verdict == Verdict.CAUSED_BY_A_ROW) {
+      return isolate(rows, e);
     }
-    if (verdict == Verdict.CAUSED_BY_A_ROW || batchRows.sentRows().length > 1) {
-      return isolate(rows, e); // down to single rows: the rows sink's probe could not tell
-    }
-    if (lastPass) {
-      batchRows.failUnsettled(rows, JdbcFailures.rowCause(e)); // refused again, after the rest was written
+    if (verdict == Verdict.REFUSED_WITHOUT_ROWS || batchRows.holdAllUnsettled(rows)) {
+      failOrThrow(rows, JdbcFailures.rowCause(e)); // the whole batch, at once while nothing is written: a retry decides
     } else {
-      for (int row : batchRows.sentRows()) {
-        setAside.add(row);
-      }
-      setAsideCause = setAsideCause == null ? e : setAsideCause;
+      // A rows sink's probe could not tell these rows' error from the statement's: they fail alone (not written), the
+      // others are still to be written. Halving them further under a lock would cost a lock wait per statement.
+      batchRows.failUnsettled(rows, JdbcFailures.rowCause(e));
     }
     return null;
   }

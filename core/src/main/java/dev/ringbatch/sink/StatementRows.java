@@ -183,10 +183,14 @@ final class StatementRows<T> {
     } catch (Throwable e) { // the driver's answer is what the probe is for
       failure = e;
     }
-    if (!c.getAutoCommit()) {
-      c.rollback();
+    if (failure != null) {
+      BatchConnection.rollback(c, failure); // a failure to roll back (the connection lost) is kept with the failure
+      return failure;
     }
-    return failure;
+    if (!c.getAutoCommit()) {
+      c.rollback(); // a probe that succeeded wrote: it must not stay
+    }
+    return null;
   }
 
   /** The rows the last statement carried are committed: each is told its count. */
