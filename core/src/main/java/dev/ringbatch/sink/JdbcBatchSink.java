@@ -265,7 +265,10 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   private int @Nullable [] replaceDead(int[] rows, Throwable e) throws SQLException {
     connection.discard();
     if (++deadOnBorrow <= MAX_DEAD_ON_BORROW) {
-      return rows; // written again on a fresh connection: nothing reached a live server
+      if (connection.autoCommit()) {
+        batchRows.replaying(); // unanswered is not unsent: the statement may have committed, and a later failure says so
+      }
+      return rows; // written again on a fresh connection: nothing reached a live server, or an idempotent one did
     }
     if (connection.autoCommit()) {
       // An autocommit statement without a reply may have committed after all (a reply lost, a socket timeout)
@@ -341,6 +344,9 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
 
   /** A failure that left nothing of these rows committed: thrown (the whole batch) if nothing is, else per row. */
   private void failOrThrow(int[] rows, Throwable e) throws SQLException {
+    if (!mayHaveWritten && batchRows.anyUnsettledReplayed()) {
+      throw (OutcomeUnknownException) StatementRows.unknownAfterReplay(e); // safe to retry: idempotent
+    }
     if (!mayHaveWritten) {
       if (e instanceof SQLException sql) {
         throw sql;

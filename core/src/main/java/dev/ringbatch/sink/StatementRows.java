@@ -1,6 +1,7 @@
 package dev.ringbatch.sink;
 
 import dev.ringbatch.Batch;
+import dev.ringbatch.OutcomeUnknownException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -20,6 +21,11 @@ final class StatementRows<T> {
   private final @Nullable ArrayBinder<T> arrays;
   private @Nullable Batch<T, Integer> batch;
   private boolean[] settled = new boolean[0];
+  /**
+   * Rows an autocommit statement carried that lost its connection before any answer, and that are written again:
+   * that statement may have committed them, so a failure of theirs from now on is an unknown outcome.
+   */
+  private boolean[] replayed = new boolean[0];
   private int[] sent = new int[0];
   private int sentCount;
 
@@ -34,9 +40,11 @@ final class StatementRows<T> {
     int size = batch.size();
     if (settled.length < size) {
       settled = new boolean[size];
+      replayed = new boolean[size];
       sent = new int[size];
     }
     Arrays.fill(settled, 0, size, false);
+    Arrays.fill(replayed, 0, size, false);
     sentCount = 0;
     int[] rows = new int[size];
     for (int i = 0; i < size; i++) {
@@ -205,7 +213,32 @@ final class StatementRows<T> {
 
   void fail(int row, Throwable cause) {
     settled[row] = true;
-    current().fail(row, cause);
+    current().fail(row, replayed[row] ? unknownAfterReplay(cause) : cause);
+  }
+
+  /** The rows the last statement carried are written again after it lost its connection unanswered (autocommit). */
+  void replaying() {
+    for (int j = 0; j < sentCount; j++) {
+      replayed[sent[j]] = true;
+    }
+  }
+
+  /** Whether a row without an outcome may have been committed by a statement that lost its connection unanswered. */
+  boolean anyUnsettledReplayed() {
+    int size = current().size();
+    for (int row = 0; row < size; row++) {
+      if (replayed[row] && !settled[row]) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** What a row that may have been committed already is told of a later failure: an idempotent sink's, safe to retry. */
+  static Throwable unknownAfterReplay(Throwable cause) {
+    return cause instanceof OutcomeUnknownException ? cause : new OutcomeUnknownException(
+        "a statement carrying this row lost its connection before any answer and may have committed it; written"
+        + " again, it then failed (" + cause + "): the row may or may not be in the table", cause, true);
   }
 
   /** How many rows of the batch have no outcome yet. */
