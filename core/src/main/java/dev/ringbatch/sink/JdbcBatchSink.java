@@ -218,7 +218,11 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       if (JdbcFailures.connectionLost(c, e)) {
         if (connection.autoCommit()) {
           // Idempotent autocommit: it may have committed on its own, and running it again is harmless.
-          return connection.unanswered() ? replaceDead(rows, e) : unknown(rows, e, "the statement");
+          if (!connection.unanswered()) {
+            return unknown(rows, e, "the statement");
+          }
+          batchRows.replaying(); // unanswered is not unsent: the statement may have committed, and a later failure says so
+          return replaceDead(rows, e);
         }
         return lostBeforeCommit(rows, e); // the transaction never committed
       }
@@ -265,9 +269,6 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   private int @Nullable [] replaceDead(int[] rows, Throwable e) throws SQLException {
     connection.discard();
     if (++deadOnBorrow <= MAX_DEAD_ON_BORROW) {
-      if (connection.autoCommit()) {
-        batchRows.replaying(); // unanswered is not unsent: the statement may have committed, and a later failure says so
-      }
       return rows; // written again on a fresh connection: nothing reached a live server, or an idempotent one did
     }
     if (connection.autoCommit()) {
@@ -320,19 +321,22 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     if (sent.length < 2 && !batchRows.probesWithoutRows()) {
       return Verdict.MAY_BE_THESE_ROWS; // one row, narrowed down: it or the statement; its probe would be itself
     }
-    Connection c;
+    Connection c = null;
     Throwable probe;
     try {
       c = connection.get();
       probe = batchRows.probe(c, connection.statement(), sent);
     } catch (Throwable e) { // the probe could not be run or rolled back: isolate the rows as usual
       connection.discard();
+      if (!mayHaveWritten && c != null && JdbcFailures.connectionLost(c, e)) {
+        failOrThrow(sent, JdbcFailures.lostConnection(e));
+      }
       return Verdict.CAUSED_BY_A_ROW;
     }
     if (probe != null && JdbcFailures.connectionLost(c, probe)) {
       connection.discard();
       if (!mayHaveWritten) {
-        throw JdbcFailures.lostConnection(probe); // nothing of the batch committed: the whole batch, for a retry
+        failOrThrow(sent, JdbcFailures.lostConnection(probe)); // nothing committed: throws the whole batch, for a retry
       }
       return Verdict.CAUSED_BY_A_ROW; // the rows are isolated on a fresh connection
     }

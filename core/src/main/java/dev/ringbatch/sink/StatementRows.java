@@ -192,7 +192,14 @@ final class StatementRows<T> {
       failure = e;
     }
     if (failure != null) {
-      BatchConnection.rollback(c, failure); // a failure to roll back (the connection lost) is kept with the failure
+      try {
+        if (!c.getAutoCommit()) {
+          c.rollback();
+        }
+      } catch (SQLException | RuntimeException r) { // the connection lost: the verdict must see it
+        r.addSuppressed(failure);
+        throw r;
+      }
       return failure;
     }
     if (!c.getAutoCommit()) {
