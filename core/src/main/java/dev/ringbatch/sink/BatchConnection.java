@@ -134,7 +134,7 @@ public final class BatchConnection {
         c.rollback();
       }
       return true;
-    } catch (SQLException | RuntimeException e) {
+    } catch (Throwable e) { // a driver's AssertionError on a dead backend too: the caller discards the connection
       cause.addSuppressed(e);
       return false;
     }

@@ -271,10 +271,8 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     if (++deadOnBorrow <= MAX_DEAD_ON_BORROW) {
       return rows; // written again on a fresh connection: nothing reached a live server, or an idempotent one did
     }
-    if (connection.autoCommit()) {
-      // An autocommit statement without a reply may have committed after all (a reply lost, a socket timeout)
-      return unknown(rows, e, "the statement");
-    }
+    // Rows an autocommit statement carried before it lost its connection are marked replayed: failOrThrow tells
+    // them (and only them) that their outcome is unknown; rows never sent fail as not written.
     failOrThrow(rows, JdbcFailures.lostConnection(e));
     return null;
   }

@@ -30,7 +30,7 @@ public final class JdbcFailures {
     }
     try {
       return !c.isValid(2);
-    } catch (SQLException | RuntimeException broken) {
+    } catch (Throwable broken) { // a driver's AssertionError on a dead backend too: the connection is lost
       e.addSuppressed(broken);
       return true;
     }
