@@ -306,23 +306,16 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     long written;
     long failed;
     long abandoned;
-    long batches;
-    long batchedItems;
-    int lastBatchSize;
-    int largestBatchSize;
     synchronized (counters) {
       written = counters.written();
       failed = counters.failed();
       abandoned = counters.abandoned();
-      batches = counters.batches();
-      batchedItems = counters.batchedItems();
-      lastBatchSize = counters.lastBatchSize();
-      largestBatchSize = counters.largestBatchSize();
     }
+    long[] batchCounts = counters.readBatchCounts(); // items, batches, largest, last: in that order
     long accepted = gate.accepted();
     return new BatcherStats(accepted, gate.rejected(RejectionReason.FULL), gate.rejected(RejectionReason.TIMEOUT),
         gate.rejected(RejectionReason.INTERRUPTED), gate.rejected(RejectionReason.CLOSED),
-        written, failed, abandoned, batches, batchedItems, lastBatchSize, largestBatchSize, ringSize,
+        written, failed, abandoned, batchCounts[1], batchCounts[0], (int) batchCounts[3], (int) batchCounts[2], ringSize,
         ring.remainingCapacity(), inForce.current());
   }
 

@@ -17,17 +17,25 @@ public final class ConsumerCounters {
   volatile long abandoned;
 
   /**
-   * A batch of {@code size} items goes to the sink for the first time. Consumer thread, under the batch's lock: this
-   * lock is taken inside it, where {@code settle} takes the batch's inside this one; never for the same batch at once
-   * (a batch is opened while filling ends, settled after its write).
+   * A batch of {@code size} items goes to the sink for the first time. Consumer thread only, under the batch's lock
+   * (which a close takes to gather it), and without this one: a lone caller's round trip pays no second lock. The
+   * largest size first, then the count, then the items: {@link #readBatchCounts} reads them the other way round, so
+   * a snapshot's mean never exceeds its largest batch (it may trail by one batch).
    */
-  synchronized void recordHandOver(int size) {
-    batches++;
-    batchedItems += size;
-    lastBatchSize = size;
+  void recordHandOver(int size) {
     if (size > largestBatchSize) {
       largestBatchSize = size;
     }
+    lastBatchSize = size;
+    batches++;
+    batchedItems += size;
+  }
+
+  /** Items, then batches, then the largest: see {@link #recordHandOver}. Any thread. */
+  public long[] readBatchCounts() {
+    long items = batchedItems;
+    long count = batches;
+    return new long[] {items, count, largestBatchSize, lastBatchSize};
   }
 
   /** A batch settled: {@code failedItems} of its {@code size} items failed, the others were written. */
