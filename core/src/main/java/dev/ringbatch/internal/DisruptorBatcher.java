@@ -311,11 +311,12 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
       failed = counters.failed();
       abandoned = counters.abandoned();
     }
-    long[] batchCounts = counters.readBatchCounts(); // items, batches, largest, last: in that order
+    ConsumerCounters.BatchCounts batchCounts = counters.readBatchCounts(); // items read before batches: see there
     long accepted = gate.accepted();
     return new BatcherStats(accepted, gate.rejected(RejectionReason.FULL), gate.rejected(RejectionReason.TIMEOUT),
         gate.rejected(RejectionReason.INTERRUPTED), gate.rejected(RejectionReason.CLOSED),
-        written, failed, abandoned, batchCounts[1], batchCounts[0], (int) batchCounts[3], (int) batchCounts[2], ringSize,
+        written, failed, abandoned, batchCounts.batches(), batchCounts.items(), batchCounts.last(), batchCounts.largest(),
+        ringSize,
         ring.remainingCapacity(), inForce.current());
   }
 

@@ -145,4 +145,55 @@ class JdbcBatchSinkProbeVerdictTest {
     assertThat(driver.committed).isEmpty();
     assertThat(batch.failed()).isEmpty();
   }
+
+  /**
+   * Rows mode: an error no row can cause alone (a serialization failure) met by the first half of a halving, with
+   * nothing committed, fails the whole batch at once so that a RetryPolicy decides; it never fails rows for good.
+   */
+  @Test
+  void serializationFailureInAHalving_withNothingCommitted_failsTheWholeBatchForARetry() {
+    ScriptedJdbcDriver driver = new ScriptedJdbcDriver((n, rows) -> {
+      if (n == 1) {
+        throw check(); // one row refused, not named
+      }
+      if (n == 2) {
+        throw new SQLException("could not serialize access due to concurrent update", "40001");
+      }
+    });
+    JdbcBatchSink<Long> sink = JdbcBatchSink.of(driver.dataSource(), "INSERT INTO t (id) VALUES (?)",
+        driver.rowBinder());
+    RecordingBatch<Long, Integer> batch = RecordingBatch.of(1L, 2L, 3L, 4L);
+
+    Throwable thrown = catchThrowable(() -> sink.write(batch));
+
+    assertThat(thrown).as("write() threw (failed rows: %s, committed: %s)", batch.failed(), driver.committed)
+        .isInstanceOf(SQLException.class).hasMessageContaining("could not serialize");
+    assertThat(driver.committed).isEmpty();
+  }
+
+  /**
+   * Arrays mode: row 4 breaks a check without being named; the first half, then the probe without any row, meet a
+   * lock timeout: the statement itself is refused and nothing is committed, so write() throws for the whole batch.
+   */
+  @Test
+  void lockTimeoutInAHalving_confirmedByAnEmptyProbe_withNothingCommitted_failsTheWholeBatchForARetry() {
+    ScriptedJdbcDriver driver = new ScriptedJdbcDriver((n, rows) -> {
+      if (n == 1 || rows.contains(4L) && n > 3) {
+        throw check(); // row 4, every time
+      }
+      if (n == 2 || n == 3) {
+        throw lock(); // the first half, then the probe with no rows; then the lock goes
+      }
+    });
+    JdbcBatchSink<Long> sink = JdbcBatchSink.ofArrays(driver.dataSource(),
+        "INSERT INTO t (id) SELECT * FROM unnest(?::bigint[])", driver.arrayBinder());
+    RecordingBatch<Long, Integer> batch = RecordingBatch.of(1L, 2L, 3L, 4L);
+
+    Throwable thrown = catchThrowable(() -> sink.write(batch));
+
+    assertThat(thrown).as("write() threw: nothing was committed when the lock timeout came, and the probe without"
+            + " rows showed the statement itself refused (statements %s; rows failed for good: %s; committed: %s)",
+            driver.log, batch.failed(), driver.committed)
+        .isInstanceOf(SQLException.class).hasMessageContaining("lock timeout");
+  }
 }

@@ -31,11 +31,14 @@ public final class ConsumerCounters {
     batchedItems += size;
   }
 
+  /** The batch counts of a snapshot. */
+  public record BatchCounts(long items, long batches, int largest, int last) {}
+
   /** Items, then batches, then the largest: see {@link #recordHandOver}. Any thread. */
-  public long[] readBatchCounts() {
+  public BatchCounts readBatchCounts() {
     long items = batchedItems;
     long count = batches;
-    return new long[] {items, count, largestBatchSize, lastBatchSize};
+    return new BatchCounts(items, count, largestBatchSize, lastBatchSize);
   }
 
   /** A batch settled: {@code failedItems} of its {@code size} items failed, the others were written. */
@@ -72,17 +75,5 @@ public final class ConsumerCounters {
 
   public long batches() {
     return batches;
-  }
-
-  public long batchedItems() {
-    return batchedItems;
-  }
-
-  public int lastBatchSize() {
-    return lastBatchSize;
-  }
-
-  public int largestBatchSize() {
-    return largestBatchSize;
   }
 }
