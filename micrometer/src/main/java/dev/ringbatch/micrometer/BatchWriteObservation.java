@@ -102,6 +102,10 @@ public final class BatchWriteObservation {
     }
     Observation.@Nullable Scope previous = registry.getCurrentObservationScope();
     Observation.@Nullable Scope scope = guarded("opening the scope of", observation::openScope);
+    Observation.@Nullable Scope opened = registry.getCurrentObservationScope();
+    if (scope == null && opened != null && opened != previous && opened.getCurrentObservation() == observation) {
+      scope = opened; // a handler threw after the scope was opened: the handlers before it see it closed
+    }
     V result;
     try {
       result = write.run();
@@ -134,13 +138,20 @@ public final class BatchWriteObservation {
     @Nullable V run() throws Exception;
   }
 
-  /** Starts the observation, or returns null (and the batch is written unobserved) if a handler throws. */
+  /**
+   * Starts the observation, or returns null (and the batch is written unobserved) if creating it throws. One
+   * whose start a handler failed is returned: the handlers before it saw the start and see the stop.
+   */
   private static @Nullable Observation start(ObservationRegistry registry, String name, Batch<?, ?> batch) {
-    return guarded("starting", () -> Observation.createNotStarted(NAME, () -> new BatchContext(batch), registry)
-        .contextualName(name + " batch write")
-        .lowCardinalityKeyValue("name", name)
-        .highCardinalityKeyValue("size", Integer.toString(batch.size()))
-        .start());
+    @Nullable Observation observation = guarded("creating",
+        () -> Observation.createNotStarted(NAME, () -> new BatchContext(batch), registry)
+            .contextualName(name + " batch write")
+            .lowCardinalityKeyValue("name", name)
+            .highCardinalityKeyValue("size", Integer.toString(batch.size())));
+    if (observation != null) {
+      guarded("starting", observation::start);
+    }
+    return observation;
   }
 
   /** Never throws: a failing handler must not fail a batch that was written. */

@@ -16,12 +16,11 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import java.util.Collections;
-import java.util.IdentityHashMap;
+import java.lang.ref.WeakReference;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -58,12 +57,19 @@ import org.jspecify.annotations.Nullable;
  * <p>Counters and gauges read {@link Batcher#stats()} when the registry is scraped and hold the batcher
  * weakly; the summary, the timers and the item waits are fed by a {@link StatsRecorder} the binder registers.
  * Measuring item waits makes each producer read the clock once per item; turn it off with
- * {@link #BatcherMetrics(Batcher, Iterable, boolean)}. When the
- * batcher closes, or when this binder is {@linkplain #close() closed}, every meter is removed.
+ * {@link #BatcherMetrics(Batcher, Iterable, boolean)}.
+ *
+ * <p>When the batcher closes, its meters stay, holding its final counts (the items its close drained and
+ * abandoned among them), so that a push registry's last publication, when the registry closes after the
+ * batcher, reports them; they are removed when this binder is {@linkplain #close() closed}, or when another
+ * batcher of the same name and tags is bound to the registry (a batcher created again under its name takes
+ * its meters over). An application that creates batchers under ever new names closes their binders.
  *
  * <p>A batcher is bound to a registry at most once: binding it again to the same registry (a
  * {@code monitor} call in an application whose Spring Boot starter already bound it) is a no-op, so no batch
- * is counted twice; the first binding's tags stay. Binding it to another registry works as usual.
+ * is counted twice; the first binding's tags stay. Binding it to another registry works as usual. Binding a
+ * batcher to a registry where a running batcher of the same name and tags is bound fails: the two would share
+ * one set of meters.
  *
  * <pre>{@code
  * Batcher<Order, Integer> orders = BatcherMetrics.monitor(registry, Batcher.of("orders", config, sink));
@@ -73,10 +79,11 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
   static final String PREFIX = "ringbatch.";
 
   /**
-   * The registries each batcher is bound to. Weak keys: an entry must not keep a dropped batcher alive; no
-   * value refers back to its batcher (gauges and function counters hold it weakly).
+   * The bindings of each registry by meter tags ({@code name} included): who owns which meters. Weak registries;
+   * a binding holds its batcher weakly, as its gauges and function counters do, so a closed batcher whose meters
+   * stay is not kept alive by them.
    */
-  private static final Map<Batcher<?, ?>, Set<MeterRegistry>> BOUND = new WeakHashMap<>();
+  private static final Map<MeterRegistry, Map<Tags, Binding>> BINDINGS = new WeakHashMap<>();
 
   private final Batcher<?, ?> batcher;
   private final Tags tags;
@@ -84,8 +91,8 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
   private final List<Meter> meters = new CopyOnWriteArrayList<>();
   private volatile @Nullable MeterRegistry registry;
   private volatile @Nullable Recorder recorder;
-  /** Whether this binder owns the binding of its batcher to {@link #registry}, false for a repeated bind. */
-  private volatile boolean owner;
+  /** The binding this binder made, null for a repeated bind, which owns no meters. */
+  private volatile @Nullable Binding binding;
 
   /**
    * Creates a binder for {@code batcher}; call {@link #bindTo} to register the meters.
@@ -123,9 +130,11 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
 
   /**
    * Registers the meters, unless {@code batcher} is already bound to {@code registry} by another binder: then
-   * this binder does nothing, and its {@link #close()} removes nothing.
+   * this binder does nothing, and its {@link #close()} removes nothing. The meters of a closed batcher bound
+   * with the same name and tags are removed first.
    *
-   * @throws IllegalStateException if this binder is already bound
+   * @throws IllegalStateException if this binder is already bound, or if a running batcher of the same name
+   *     and tags is bound to {@code registry}
    */
   @Override
   public void bindTo(MeterRegistry registry) {
@@ -136,14 +145,32 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
       }
       this.registry = registry;
     }
-    synchronized (BOUND) {
-      Set<MeterRegistry> registries =
-          BOUND.computeIfAbsent(batcher, b -> Collections.newSetFromMap(new IdentityHashMap<>()));
-      if (!registries.add(registry)) {
-        return;
+    synchronized (BINDINGS) {
+      Map<Tags, Binding> bound = BINDINGS.computeIfAbsent(registry, r -> new HashMap<>());
+      for (Binding other : bound.values()) {
+        if (other.batcher.get() == batcher) {
+          return; // bound already: counting its batches twice would be wrong
+        }
       }
-      owner = true;
+      Binding held = bound.get(tags);
+      @Nullable Batcher<?, ?> holder = held == null ? null : held.batcher.get();
+      if (holder != null && !holder.isClosed()) {
+        this.registry = null;
+        throw new IllegalStateException("batcher '" + batcher.name() + "' cannot be bound to " + registry
+            + ": another running batcher is bound there with the same name and tags " + tags
+            + "; their meters would be one");
+      }
+      if (held != null) {
+        held.remove(registry);
+      }
+      Binding mine = new Binding(batcher, meters);
+      bound.put(tags, mine);
+      binding = mine;
+      register(registry);
     }
+  }
+
+  private void register(MeterRegistry registry) {
     for (String result : new String[] {"written", "failed", "abandoned", "rejected"}) {
       counter(registry, "items", "Items of the batcher by outcome", Tags.of("result", result),
           itemsBy(result));
@@ -179,7 +206,7 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     recorder = r;
     batcher.addStatsRecorder(r);
     if (batcher.isClosed() && batcher.closeReport() != null) {
-      close(); // closed before it was bound: nothing to watch
+      stopRecording(); // closed before it was bound: its meters read its final counts, nothing more to record
     }
   }
 
@@ -218,31 +245,48 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
         .tags(tags).register(registry));
   }
 
-  /** Removes every meter from the registry and stops recording. Idempotent. */
+  /** Removes every meter this binder registered from the registry and stops recording. Idempotent. */
   @Override
   public void close() {
+    stopRecording();
     MeterRegistry bound = registry;
-    if (owner && bound != null) {
-      owner = false;
-      synchronized (BOUND) {
-        Set<MeterRegistry> registries = BOUND.get(batcher);
-        if (registries != null && registries.remove(bound) && registries.isEmpty()) {
-          BOUND.remove(batcher);
+    Binding mine = binding;
+    binding = null;
+    if (bound != null && mine != null) {
+      synchronized (BINDINGS) {
+        Map<Tags, Binding> bindings = BINDINGS.get(bound);
+        if (bindings != null && bindings.get(tags) == mine) {
+          bindings.remove(tags);
         }
+        mine.remove(bound);
       }
     }
+  }
+
+  private void stopRecording() {
     Recorder r = recorder;
     recorder = null;
     if (r != null) {
       batcher.removeStatsRecorder(r);
     }
-    MeterRegistry reg = registry;
-    if (reg != null) {
-      for (Meter meter : meters) {
-        reg.remove(meter);
-      }
+  }
+
+  /** The meters one binder registered for its batcher, which it holds weakly. */
+  private static final class Binding {
+    final WeakReference<Batcher<?, ?>> batcher;
+    private final List<Meter> meters;
+
+    Binding(Batcher<?, ?> batcher, List<Meter> meters) {
+      this.batcher = new WeakReference<>(batcher);
+      this.meters = meters;
     }
-    meters.clear();
+
+    void remove(MeterRegistry registry) {
+      for (Meter meter : meters) {
+        registry.remove(meter);
+      }
+      meters.clear();
+    }
   }
 
   /** The {@code outcome} tag of the write timer: every item written, some failed, or all failed. */
@@ -260,7 +304,7 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     }
   }
 
-  /** Feeds the summary, the timers, the item waits and the retry counter; removes the meters on close. */
+  /** Feeds the summary, the timers, the item waits and the retry counter, until the batcher closes. */
   private final class Recorder implements StatsRecorder {
     private final DistributionSummary sizes;
     private final Timer[] writes;
@@ -307,7 +351,7 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
 
     @Override
     public void recordClosed(CloseReport report) {
-      close();
+      stopRecording();
     }
   }
 }

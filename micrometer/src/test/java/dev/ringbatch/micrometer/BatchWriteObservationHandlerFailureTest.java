@@ -134,4 +134,98 @@ class BatchWriteObservationHandlerFailureTest {
       return true;
     }
   }
+
+  /**
+   * Of two handlers, the second throws in onStart: the first one (a tracing handler that opened a span, the meter
+   * handler that started the write.active sample) saw the start and must see the stop, once per write.
+   */
+  @Test
+  void aHandlerThrowingOnStart_theHandlersBeforeItSeeOneStopPerStart() throws Exception {
+    ObservationRegistry registry = ObservationRegistry.create();
+    Recording first = new Recording();
+    registry.observationConfig().observationHandler(first).observationHandler(new ObservationHandler<>() {
+      @Override
+      public void onStart(Observation.Context context) {
+        throw new IllegalStateException("second handler's bug");
+      }
+
+      @Override
+      public boolean supportsContext(Observation.@Nullable Context context) {
+        return true;
+      }
+    });
+    BatchSink<Integer, String> sink = batch -> batch.completeRemaining("stored");
+    try (Batcher<Integer, String> batcher = Batcher.of("orders", BatcherConfig.builder().maxBatchSize(1).build(),
+        BatchWriteObservation.observe(registry, "orders", sink))) {
+      assertThat(batcher.submit(1)).succeedsWithin(WAIT).isEqualTo("stored");
+      assertThat(batcher.submit(2)).succeedsWithin(WAIT).isEqualTo("stored");
+    }
+
+    assertThat(first.started).hasSize(2);
+    assertThat(first.stopped).as("stops seen by the handler that saw the starts")
+        .containsExactlyElementsOf(first.started);
+  }
+
+  /**
+   * Of two handlers, the second throws in onScopeOpened: the first one (a tracing handler, which put the span in
+   * the consumer thread's trace context) saw the scope open and must see it close, or its thread-local stays set.
+   */
+  @Test
+  void aHandlerThrowingOnScopeOpened_theHandlersBeforeItSeeTheScopeClose() throws Exception {
+    ObservationRegistry registry = ObservationRegistry.create();
+    Recording first = new Recording();
+    registry.observationConfig().observationHandler(first).observationHandler(new ObservationHandler<>() {
+      @Override
+      public void onScopeOpened(Observation.Context context) {
+        throw new IllegalStateException("second handler's bug");
+      }
+
+      @Override
+      public boolean supportsContext(Observation.@Nullable Context context) {
+        return true;
+      }
+    });
+    BatchSink<Integer, String> sink = batch -> batch.completeRemaining("stored");
+    try (Batcher<Integer, String> batcher = Batcher.of("orders", BatcherConfig.builder().maxBatchSize(1).build(),
+        BatchWriteObservation.observe(registry, "orders", sink))) {
+      assertThat(batcher.submit(1)).succeedsWithin(WAIT).isEqualTo("stored");
+    }
+
+    assertThat(first.opened).hasSize(1);
+    assertThat(first.closed).as("scope closes seen by the handler that saw the scope open")
+        .containsExactlyElementsOf(first.opened);
+    assertThat(first.stopped).hasSize(1);
+  }
+
+  private static final class Recording implements ObservationHandler<Observation.Context> {
+    final List<Observation.Context> started = new CopyOnWriteArrayList<>();
+    final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
+    final List<Observation.Context> opened = new CopyOnWriteArrayList<>();
+    final List<Observation.Context> closed = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void onScopeOpened(Observation.Context context) {
+      opened.add(context);
+    }
+
+    @Override
+    public void onScopeClosed(Observation.Context context) {
+      closed.add(context);
+    }
+
+    @Override
+    public void onStart(Observation.Context context) {
+      started.add(context);
+    }
+
+    @Override
+    public void onStop(Observation.Context context) {
+      stopped.add(context);
+    }
+
+    @Override
+    public boolean supportsContext(Observation.@Nullable Context context) {
+      return true;
+    }
+  }
 }

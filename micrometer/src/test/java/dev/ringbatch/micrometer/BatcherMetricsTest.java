@@ -119,16 +119,6 @@ class BatcherMetricsTest {
   }
 
   @Test
-  void batcherClose_removesEveryMeter() {
-    Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start(64));
-    assertThat(registry.getMeters()).isNotEmpty();
-
-    b.close(WAIT);
-
-    assertThat(registry.getMeters()).isEmpty();
-  }
-
-  @Test
   void binderClose_removesEveryMeterAndStopsRecording() {
     Batcher<Integer, Void> b = start(64);
     BatcherMetrics metrics = new BatcherMetrics(b, Tags.empty());

@@ -127,4 +127,23 @@ class BatcherMetricsAutoConfigurationTest {
           .count()).isEqualTo(1);
     });
   }
+
+  /** The registry closes after the batchers: a push registry's last publication must still find their counts. */
+  @Test
+  void batcherClosedByTheShutdown_keepsItsMetersWithItsFinalCounts() {
+    runner.run(context -> {
+      MeterRegistry registry = context.getBean(MeterRegistry.class);
+      Batcher<String, Void> orders = context.getBean(BatcherFactory.class)
+          .create("orders", BatchSink.noResult(items -> { }));
+      for (int i = 0; i < 3; i++) {
+        orders.submit("item " + i);
+      }
+
+      context.stop(); // the shutdown's close of every batcher, before the registry is destroyed
+
+      assertThat(orders.isClosed()).isTrue();
+      assertThat(registry.get("ringbatch.items").tag("name", "orders").tag("result", "written").functionCounter()
+          .count()).isEqualTo(3);
+    });
+  }
 }

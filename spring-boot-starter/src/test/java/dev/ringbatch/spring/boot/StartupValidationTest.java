@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
@@ -166,5 +168,17 @@ class StartupValidationTest {
             .isInstanceOf(InvalidConfigurationPropertyValueException.class)
             .hasMessageStartingWith("Property ringbatch.defaults.linger with value 'PT0.002S' is invalid: "
                 + "linger (PT0.002S) cannot be set with adaptive"));
+  }
+
+  /** Spring Boot compares status codes by letters and digits, upper case: each of these is UP to its HTTP mapper. */
+  @ParameterizedTest
+  @ValueSource(strings = {"UP", "up", "Up", "u-p"})
+  void degradedStatus_thatBootReadsAsUp_failsStartupNamingTheProperty(String code) {
+    runner.withConfiguration(AutoConfigurations.of(BatcherHealthContributorAutoConfiguration.class))
+        .withPropertyValues("ringbatch.health.degraded-status=" + code)
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessage("Property ringbatch.health.degraded-status with value '" + code + "' is invalid: "
+                + "degraded-status must name a status other than UP, such as OUT_OF_SERVICE"));
   }
 }

@@ -61,6 +61,9 @@ public class BatcherFactory implements AutoCloseable {
       java.util.Collections.synchronizedSet(java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()));
   private final List<Consumer<? super Batcher<?, ?>>> listeners = new CopyOnWriteArrayList<>();
   private final Map<Batcher<?, ?>, List<Object>> sinks = Collections.synchronizedMap(new IdentityHashMap<>());
+  /** What {@link #retire} undoes besides the name and the sinks: the meters the starter bound. */
+  private final Map<Batcher<?, ?>, List<Runnable>> registrations =
+      Collections.synchronizedMap(new IdentityHashMap<>());
 
   public BatcherFactory(BatcherProperties properties) {
     this(properties, List.of());
@@ -214,6 +217,19 @@ public class BatcherFactory implements AutoCloseable {
     LOG.info("ringbatch batcher '" + batcher.name() + "' closed by its owner and deregistered: " + report);
     List<Object> own = sinks.remove(batcher);
     closeSinks(batcher.name(), own == null ? List.of() : own);
+    List<Runnable> undo = registrations.remove(batcher);
+    if (undo != null) {
+      undo.forEach(Runnable::run);
+    }
+  }
+
+  /**
+   * Runs {@code undo} when its owner closes {@code batcher} while the application runs (see
+   * {@link #retire}); not on shutdown, whose closes keep what the batchers registered (their meters' final
+   * counts, for the registry's last publication).
+   */
+  void whenRetired(Batcher<?, ?> batcher, Runnable undo) {
+    registrations.computeIfAbsent(batcher, b -> new CopyOnWriteArrayList<>()).add(undo);
   }
 
   /** Names that have properties, for checking against the batchers actually created. */
@@ -310,6 +326,9 @@ public class BatcherFactory implements AutoCloseable {
    * @throws IllegalStateException if a batcher of the factory has that name
    */
   void reserve(Batcher<?, ?> bean) {
+    if (handMade.contains(bean)) {
+      return; // a context started again after a stop: the name is this bean's already
+    }
     if (!names.add(bean.name())) {
       throw duplicateName(bean.name());
     }

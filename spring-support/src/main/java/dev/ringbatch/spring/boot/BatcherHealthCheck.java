@@ -55,7 +55,7 @@ final class BatcherHealthCheck {
           settings.getRingFullFor(), "ring-full-for must not be negative but was " + settings.getRingFullFor());
     }
     String code = settings.getDegradedStatus();
-    if (code == null || code.isBlank() || code.equals(UP)) {
+    if (code == null || code.isBlank() || uniform(code).equals(UP)) {
       throw new InvalidConfigurationPropertyValueException("ringbatch.health.degraded-status", String.valueOf(code),
           "degraded-status must name a status other than UP, such as OUT_OF_SERVICE");
     }
@@ -86,8 +86,9 @@ final class BatcherHealthCheck {
     String reason = null;
     if (batcher.isClosed()) {
       CloseReport report = batcher.closeReport();
-      status = lifecycle.isRunning() ? UP : OUT_OF_SERVICE;
-      reason = lifecycle.isRunning() ? "being closed by its owner" : "closed by the shutdown";
+      boolean byShutdown = lifecycle.closedByShutdown(batcher);
+      status = byShutdown ? OUT_OF_SERVICE : UP;
+      reason = byShutdown ? "closed by the shutdown" : "being closed by its owner";
       if (report != null) {
         detail.put("closeReport", report.toString());
       }
@@ -166,6 +167,12 @@ final class BatcherHealthCheck {
   }
 
   private static int rank(String status) {
-    return status.equals(DOWN) ? 3 : status.equals(UP) ? 0 : 2;
+    String code = uniform(status);
+    return code.equals(DOWN) ? 3 : code.equals(UP) ? 0 : 2;
+  }
+
+  /** A status code as Spring Boot compares codes: its letters and digits, upper case ({@code "up"} is UP). */
+  private static String uniform(String code) {
+    return code.replaceAll("[^A-Za-z0-9]", "").toUpperCase(java.util.Locale.ROOT);
   }
 }

@@ -57,6 +57,8 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
   private final Set<Batcher<?, ?>> watched = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
   /** Batchers closed by their owners while the application ran: no longer listed anywhere. */
   private final Set<Batcher<?, ?>> retired = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+  /** Batchers a {@link #stop()} closed: still listed, as closed by the shutdown, after a later start too. */
+  private final Set<Batcher<?, ?>> shutDown = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
 
   public BatcherLifecycle(BatcherFactory factory, ObjectProvider<Batcher<?, ?>> beans, Duration timeout) {
     this.factory = factory;
@@ -118,9 +120,18 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
   public void stop() {
     running = false;
     List<Batcher<?, ?>> newestFirst = batchers();
+    shutDown.addAll(newestFirst);
     Collections.reverse(newestFirst); // a batcher whose sink feeds another was created after it: it begins first
     ParallelCloser.closeAll(newestFirst, timeout, (batcher, within) ->
         factory.closeAndLog(batcher, within, "closed on shutdown"));
+  }
+
+  /**
+   * Whether {@code batcher} was (or is being) closed by a shutdown, not by its owner: true while the application
+   * is not running, and for the batchers a {@link #stop()} closed, after the context started again too.
+   */
+  boolean closedByShutdown(Batcher<?, ?> batcher) {
+    return !running || shutDown.contains(batcher);
   }
 
   /** Whether the application runs: started and not yet stopping. A batcher closed meanwhile is unexpected. */

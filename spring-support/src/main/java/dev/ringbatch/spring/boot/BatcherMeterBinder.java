@@ -70,7 +70,9 @@ public class BatcherMeterBinder implements MeterBinder, BeanFactoryAware {
   }
 
   private void bind(MeterRegistry registry, Batcher<?, ?> batcher) {
-    new BatcherMetrics(batcher, Tags.empty(), itemWaits).bindTo(registry);
+    BatcherMetrics metrics = new BatcherMetrics(batcher, Tags.empty(), itemWaits);
+    metrics.bindTo(registry);
+    factory.whenRetired(batcher, metrics::close); // a batcher its owner closes leaves the meters; one closed on shutdown stays
     WritesInProgress inProgress = writes == null ? null : writes.of(batcher.name());
     if (inProgress != null && !batcher.isClosed()) {
       bindWriteActive(registry, batcher, inProgress);
