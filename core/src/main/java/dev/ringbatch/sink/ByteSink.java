@@ -65,8 +65,10 @@ import org.jspecify.annotations.Nullable;
  * A channel write that accepts no bytes counts as a failed write: the sink needs blocking channels.
  *
  * <h2>Threads and closing</h2>
- * The sink must be the only writer of its file, stream or channel. Not thread-safe but for {@link #close()}: the
- * sink of one batcher, called on its consumer thread. Close it after the batcher. A batcher's close that times out
+ * The sink must be the only writer of its file, stream or channel; it may re-read where its file ends (a file
+ * truncated under it, as {@code logrotate}'s {@code copytruncate} does, gets offsets from its new end). The
+ * sink of one batcher, called on its consumer thread; one sink given to several (the shards of a sharded batcher)
+ * writes one batch at a time. Close it after the batcher. A batcher's close that times out
  * abandons the batch in the sink but cannot stop its consumer, which goes on once the encoder (or a blocked write)
  * returns, so {@code close()} may run in the middle of a batch: it waits for a file write or {@code fsync} in
  * progress (a stream or other channel is closed at once), truncates a file back to where that batch began, and
@@ -93,7 +95,8 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
    * the position it was given, as for a length prefix written last). The position is not necessarily 0, and the
    * encoder must not move it back or change the limit: no {@code flip()}, {@code rewind()} or {@code clear()}.
    * If the item does not fit in the remaining space, the encoder lets {@link BufferOverflowException} escape (as
-   * the {@code put} methods of {@link ByteBuffer} do) and is called again with more room.
+   * the {@code put} methods of {@link ByteBuffer} do) and is called again with more room. The buffer, big-endian
+   * for each item, is the encoder's during the call only: it must not keep it.
    *
    * @param <T> the item type
    */
@@ -113,9 +116,8 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
 
   private ByteSink(Builder<T> builder) throws IOException {
     this.records = new RecordEncoder<>(builder.encoder, builder.maxRecordBytes);
-    // A stream is written from the heap array in one call per buffer; a channel from a direct buffer.
-    this.buffer = builder.stream != null
-        ? RecordEncoder.heap(builder.bufferSize) : RecordEncoder.direct(builder.bufferSize);
+    // Direct for every target: a heap buffer's array() would hand an encoder the records before its own
+    this.buffer = RecordEncoder.direct(builder.bufferSize);
     if (builder.path != null) {
       this.target = ByteTarget.appendTo(builder.path, builder.fsync, builder.directories);
     } else if (builder.stream != null) {
@@ -245,7 +247,7 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
    *     target: nothing was handed over yet, or the file was rolled back
    */
   @Override
-  public void write(Batch<T, Long> batch) throws IOException {
+  public synchronized void write(Batch<T, Long> batch) throws IOException {
     int size = batch.size();
     IllegalStateException refused = target.refusal();
     if (refused != null) {

@@ -7,7 +7,10 @@ import dev.ringbatch.internal.shared.Checks;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
+import java.nio.channels.NonWritableChannelException;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
 import java.util.concurrent.locks.ReentrantLock;
@@ -51,6 +54,8 @@ final class ByteTarget {
   private @Nullable Throwable broken;
   private long writeCalls;
   private long forces;
+  /** A stream's bytes, copied out of the sink's direct buffer. */
+  private byte[] copy = new byte[0];
 
   private ByteTarget(@Nullable WritableByteChannel channel, @Nullable OwnedFile owned, @Nullable OutputStream stream,
       boolean fsync, long position) {
@@ -130,8 +135,9 @@ final class ByteTarget {
     }
     return new OutcomeUnknownException("writing the batch failed (" + failure + ") after this item's bytes were"
         + " handed to the file, and rolling the file back to offset " + batchStart + ", where the batch began,"
-        + " failed too (" + rollBackFailure + "): the item may be in the file, wholly or in part; the sink"
-        + " truncates the file back to that offset before it writes anything else", failure);
+        + " failed too (" + rollBackFailure + "): the item may be in the file, wholly or in part"
+        + (rollBackPending ? "; the sink truncates the file back to that offset before it writes anything else"
+            : ""), failure);
   }
 
   private IllegalStateException closedFailure() {
@@ -165,15 +171,20 @@ final class ByteTarget {
     return owned == null ? 0 : owned.directoryForces();
   }
 
-  /** Starts a batch at {@link #position()}; first truncates a file whose earlier rollback failed. */
+  /**
+   * Starts a batch at {@link #position()}; first truncates a file whose earlier rollback failed. A file's position
+   * is read again from its channel (for an appending one, its size): a file truncated under the sink, or created
+   * again at its path on a reopen, takes the next records at its new end.
+   */
   void beginBatch() throws IOException {
     lock.lock();
     try {
       requireOpen();
       if (rollBackPending) {
         finishPendingRollBack();
-      } else if (file != null) {
-        openFile(); // closed by an interrupt after its batch was written: nothing to roll back
+      }
+      if (file != null) {
+        position = openFile().position(); // reopened if an interrupt closed it after its batch was written
       }
       batchStart = position;
       handedEnd = position;
@@ -183,7 +194,7 @@ final class ByteTarget {
     }
   }
 
-  /** Writes all of {@code source}, from its position to its limit; a stream's buffers must be heap buffers. */
+  /** Writes all of {@code source}, from its position to its limit. */
   void write(ByteBuffer source) throws IOException {
     lock.lock();
     try {
@@ -198,16 +209,34 @@ final class ByteTarget {
     int length = source.remaining();
     handedEnd = position + length;
     if (stream != null) {
-      stream.write(source.array(), source.arrayOffset() + source.position(), length);
+      writeCalls++;
+      if (source.hasArray()) { // an item's own buffer
+        stream.write(source.array(), source.arrayOffset() + source.position(), length);
+      } else {
+        if (copy.length < length) {
+          copy = new byte[length];
+        }
+        source.duplicate().get(copy, 0, length);
+        stream.write(copy, 0, length);
+      }
       source.position(source.limit());
       position += length;
-      writeCalls++;
       return;
     }
     WritableByteChannel target = requireNonNull(channel, "channel");
     while (source.hasRemaining()) {
-      int written = target.write(source);
       writeCalls++;
+      int written;
+      try {
+        written = target.write(source);
+      } catch (NonWritableChannelException | ClosedChannelException refused) {
+        if (refused instanceof AsynchronousCloseException) {
+          throw refused; // closed while the call ran (an interrupt, say): its bytes may have gone out
+        }
+        handedEnd = position; // refused before the call wrote anything
+        throw new IOException("the channel " + (refused instanceof NonWritableChannelException
+            ? "is not open for writing" : "is closed") + ": nothing of the batch was written", refused);
+      }
       if (written <= 0) {
         handedEnd = position; // the call returned: none of its bytes went out
         throw new IOException("the channel accepted 0 of " + source.remaining() + " bytes: ByteSink needs a"
@@ -227,8 +256,8 @@ final class ByteTarget {
           stream.flush();
         }
         if (fsync) {
-          requireNonNull(file, "file").force(false);
           forces++;
+          requireNonNull(file, "file").force(false);
         }
       }
       if (owned != null) {
@@ -255,9 +284,10 @@ final class ByteTarget {
             + " back to offset " + position + ", where the unfinished batch began (see what close() threw)") : null;
       }
       position = offset;
-      truncate();
+      boolean cut = truncate();
       inBatch = false;
-      return null;
+      return cut ? null : new IOException("the file is shorter than offset " + offset + ", where the batch began:"
+          + " it was truncated or replaced under the sink, so where the batch's bytes went is unknown");
     } catch (Throwable t) { // the caller reports it to each item whose outcome it leaves unknown
       rollBackPending = true;
       return t;
@@ -283,19 +313,28 @@ final class ByteTarget {
     return target;
   }
 
-  private void truncate() throws IOException {
+  /**
+   * Truncates the file back to {@link #position}; returns false, cutting nothing, if it is shorter already:
+   * truncated under the sink, or created again at its path on a reopen.
+   */
+  private boolean truncate() throws IOException {
     FileChannel target = openFile();
+    if (target.size() < position) {
+      rollBackPending = false; // nothing at or after that offset to cut: the next batch starts at the file's end
+      return false;
+    }
     target.truncate(position);
     long size = target.size();
-    if (size != position) {
+    if (size > position) {
       throw new IOException("the file is " + size + " bytes long after truncating it to " + position
           + "; is another process writing to it?");
     }
     if (fsync) {
-      target.force(false);
       forces++;
+      target.force(false);
     }
     rollBackPending = false;
+    return true;
   }
 
   private void finishPendingRollBack() throws IOException {

@@ -59,7 +59,7 @@ final class RecordEncoder<T> {
     int before = start - GUARD;
     byte kept = buffer.get(before);
     buffer.put(before, SENTINEL);
-    ByteBuffer view = buffer.slice(before, limit - before).position(GUARD).order(buffer.order()); // no further back
+    ByteBuffer view = buffer.slice(before, limit - before).position(GUARD); // no further back; big-endian
     Throwable thrown = null;
     try {
       encoder.encode(item, view);
@@ -89,7 +89,7 @@ final class RecordEncoder<T> {
           "record too large: the encoder wrote %s bytes, more than maxRecordBytes (%s)", end - start, maxRecordBytes));
       return reset(buffer, start, limit, FAILED);
     }
-    buffer.position(end).order(view.order()); // an encoder that set the byte order keeps it
+    buffer.position(end); // an order the encoder set stays in its view: the next item's starts big-endian
     return end - start;
   }
 
