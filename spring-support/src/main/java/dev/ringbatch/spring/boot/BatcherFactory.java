@@ -41,7 +41,8 @@ import org.springframework.core.env.Environment;
  * Every batcher it creates, at startup or later, is closed (drained) on shutdown by {@link BatcherLifecycle},
  * then its sinks if they are {@link AutoCloseable}; with Micrometer it gets its meters, and it shows in the
  * {@code ringbatch} health and the {@code batchers} endpoint. What the lifecycle did not close (a startup that
- * failed after batchers were created) the factory closes when the context destroys it.
+ * failed after batchers were created) the factory closes when the context destroys it, which may come after the
+ * beans their sinks use (a {@code DataSource}) were destroyed: items still queued then fail with the sink's error.
  *
  * <p>A bad property fails startup with {@link InvalidConfigurationPropertyValueException} naming the property,
  * its value and the rule it broke; every configured batcher is checked when the factory is created, used or
