@@ -204,20 +204,25 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public CompletableFuture<R> submit(T item) {
-    return submit(item, Long.MAX_VALUE);
+    return submit(item, 0, Long.MAX_VALUE);
   }
 
-  /** Submits {@code item}, waiting for room (under {@code BLOCK}) at most {@code maxWaitNanos}. */
-  private CompletableFuture<R> submit(T item, long maxWaitNanos) {
+  /**
+   * Submits {@code item}, waiting for room (under {@code BLOCK}) until {@code maxWaitNanos} after {@code startNanos}:
+   * the weigher's time counts against it.
+   */
+  private CompletableFuture<R> submit(T item, long startNanos, long maxWaitNanos) {
     requireNonNull(item, "item");
     long weight = weigh(item);
+    long wait = maxWaitNanos == Long.MAX_VALUE ? maxWaitNanos
+        : Math.max(0, maxWaitNanos - (System.nanoTime() - startNanos));
     // Its waiting caller parks without CompletableFuture's stack; on a platform thread it spins a little first while
     // the sink is quick.
     CompletableFuture<R> future = consumers.contains(Thread.currentThread()) ? new ItemFuture.OnConsumer<>(consumers, name)
         : spinHint.worthSpinning() ? new ItemFuture.Spinning<>() : new ItemFuture<>();
     @SuppressWarnings("unchecked")
     CompletableFuture<Object> untyped = (CompletableFuture<Object>) future;
-    long sequence = gate.accept(item, untyped, weight, maxWaitNanos);
+    long sequence = gate.accept(item, untyped, weight, wait);
     if (sequence < 0) {
       future.completeExceptionally(gate.rejection(sequence, maxWaitNanos));
     }
@@ -246,7 +251,7 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     requireNotConsumer();
     long start = System.nanoTime();
     long nanos = Checks.saturatedNanos(timeout);
-    CompletableFuture<R> future = submit(item, nanos);
+    CompletableFuture<R> future = submit(item, start, nanos);
     long left = nanos - (System.nanoTime() - start);
     return CallerWait.outcome(name, future, Math.max(0, left), timeout);
   }

@@ -17,6 +17,7 @@ import dev.ringbatch.internal.close.CloseProtocol;
 import dev.ringbatch.internal.close.LaterClose;
 import dev.ringbatch.internal.consume.LostFailureLog;
 import dev.ringbatch.internal.ring.ConsumerGroup;
+import dev.ringbatch.internal.shared.Causes;
 import dev.ringbatch.internal.shared.Checks;
 import dev.ringbatch.internal.shared.GuardedStatsRecorders;
 import dev.ringbatch.stats.StatsRecorder;
@@ -25,7 +26,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -170,8 +170,7 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
           if (failure == null) {
             flushed.complete(null);
           } else {
-            flushed.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
-                ? failure.getCause() : failure);
+            flushed.completeExceptionally(Causes.unwrapCompletion(failure));
           }
         });
     return flushed;

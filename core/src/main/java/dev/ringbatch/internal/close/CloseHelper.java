@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.ringbatch.internal.consume.StragglerWatch;
 import dev.ringbatch.internal.shared.Checks;
 import dev.ringbatch.internal.shared.SafeLog;
+import dev.ringbatch.internal.shared.Threads;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,8 +29,9 @@ import org.jspecify.annotations.Nullable;
  * class overrides (user code, which must hold up no caller and no watch). A callback that
  * blocks holds up what comes after it, as it would on the consumer thread; never the close, which waits for the
  * sequence only until the end of its grace. A factory's thread that does not run it (it ended without running it,
- * or has not begun by the end of the grace) is replaced by a daemon thread of the close's own, logged: the one
- * thread a batcher may start outside its factory, and only when the factory's thread fails it.
+ * or has not begun by the end of the grace), or whose class overrides {@code start()} (user code, which may block,
+ * and the close does not call it), is replaced by a daemon thread of the close's own, logged: the one thread a
+ * batcher may start outside its factory, and only when the factory's thread fails it.
  */
 public final class CloseHelper implements Runnable {
   private static final System.Logger LOG = System.getLogger(CloseHelper.class.getName());
@@ -105,10 +107,14 @@ public final class CloseHelper implements Runnable {
     watches = watching;
     interrupts = interrupting;
     started.set(true); // publishes the lists to a factory's thread that runs the helper on its own, at any time
-    try {
-      thread.start();
-    } catch (Throwable noThread) { // out of memory or threads, or a factory's odd thread
-      replace("could not start (" + SafeLog.describe(noThread) + ")");
+    if (!Threads.isJdkMethod(thread, "start")) {
+      replace("overrides start(), user code the close does not run on the closing thread");
+    } else {
+      try {
+        thread.start();
+      } catch (Throwable noThread) { // out of memory or threads, or a factory's odd thread
+        replace("could not start (" + SafeLog.describe(noThread) + ")");
+      }
     }
     return await(until);
   }

@@ -92,7 +92,7 @@ public final class CloseProtocol {
     this.consumer = consumer;
     this.holdings = holdings;
     this.consumerThread = consumerThread;
-    this.jdkInterrupt = isJdkCode(consumerThread);
+    this.jdkInterrupt = Threads.isJdkMethod(consumerThread, "interrupt");
     this.handOver = handOver;
     this.flushWaiters = flushWaiters;
     this.recorders = recorders;
@@ -256,16 +256,6 @@ public final class CloseProtocol {
     return new Ending(done, tell(gathered, failure, orphaned, drained, done, graceEnd),
         interruptConsumer ? this::interruptQuietly : null, jdkInterrupt, holdings.watch(gathered));
   }
-
-  private static boolean isJdkCode(Thread thread) {
-    try {
-      return thread.getClass().getMethod("interrupt").getDeclaringClass().getModule() == Thread.class.getModule();
-    } catch (ReflectiveOperationException | RuntimeException unknown) {
-      return false; // treated as user code
-    }
-  }
-
-
 
   /**
    * The user code that follows the report, as the consumer runs its own: the recorders (after those of items the

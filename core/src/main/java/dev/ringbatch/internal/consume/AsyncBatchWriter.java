@@ -5,12 +5,12 @@ import dev.ringbatch.BatcherClosedException;
 import dev.ringbatch.Ticker;
 import dev.ringbatch.internal.pacing.AdaptiveLimits;
 import dev.ringbatch.internal.pacing.SpinHint;
+import dev.ringbatch.internal.shared.Causes;
 import dev.ringbatch.internal.shared.Threads;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -172,7 +172,7 @@ public final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     // User code (the ticker, an exception's getCause) runs before the settle is won: if it blocks, the batch is
     // still in flight, and a close takes it over instead of waiting for a batch that is settled but not told.
     long writeNanos = ticker.read() - ticket.startNanos;
-    Throwable cause = unwrap(failure);
+    Throwable cause = Causes.unwrapCompletion(failure);
     if (!completer.settle(ticket.settled, batch, cause)) {
       return; // a second firing, or the close failed it already
     }
@@ -194,19 +194,6 @@ public final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     } finally {
       depth[0]--;
       completing.decrementAndGet();
-    }
-  }
-
-  /** The cause inside a stage's CompletionException; the exception itself if asking for it throws. */
-  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
-    if (!(failure instanceof CompletionException)) {
-      return failure;
-    }
-    try {
-      Throwable inner = failure.getCause();
-      return inner != null ? inner : failure;
-    } catch (Throwable brokenGetCause) {
-      return failure;
     }
   }
 

@@ -5,6 +5,7 @@ import dev.ringbatch.BatcherClosedException;
 import dev.ringbatch.BatcherFullException;
 import dev.ringbatch.OfferFailureHandler;
 import dev.ringbatch.internal.ring.ItemFuture;
+import dev.ringbatch.internal.shared.Causes;
 import dev.ringbatch.internal.shared.GuardedStatsRecorders;
 import dev.ringbatch.internal.shared.SafeLog;
 import java.lang.System.Logger.Level;
@@ -162,10 +163,11 @@ public final class BatchCompleter {
    * rejection (the caller would take it for this batcher being full or closed) or a batcher's write failure (a
    * sink that forwards to another batcher: the caller would read that batcher's name). Null for null.
    */
-  @Nullable Throwable sinkFailure(@Nullable Throwable cause) {
+  @Nullable Throwable sinkFailure(@Nullable Throwable failure) {
+    Throwable cause = Causes.unwrapCompletion(failure); // a sink forwarding with join(): get() reads the inside
     if (!(cause instanceof CancellationException || cause instanceof BatcherFullException
         || cause instanceof BatcherClosedException || cause instanceof BatchWriteException)) {
-      return cause;
+      return failure;
     }
     try {
       return wrapped(cause);
@@ -315,8 +317,15 @@ public final class BatchCompleter {
     if (failure == null && state == PendingBatch.SUCCEEDED) {
       return null;
     }
-    return state == PendingBatch.FAILED ? (Throwable) batch.outcome(i)
-        : failure != null ? failure : noOutcome(i, batch.size());
+    if (state == PendingBatch.FAILED) {
+      return (Throwable) batch.outcome(i);
+    }
+    if (failure != null) {
+      return failure;
+    }
+    Throwable none = noOutcome(i, batch.size());
+    Throwable unknown = batch.unknownAttemptFailure; // an earlier attempt may have written it
+    return unknown == null ? none : UnknownOutcomes.afterUnknownAttempt(unknown, none);
   }
 
   private IllegalStateException noOutcome(int index, int size) {

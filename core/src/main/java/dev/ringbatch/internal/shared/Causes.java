@@ -23,4 +23,20 @@ public final class Causes {
     }
     return false;
   }
+
+  /**
+   * The cause inside a {@link java.util.concurrent.CompletionException} (what {@code get()} throws from a future
+   * completed with it); the exception itself if it has none, or if asking for it throws; null for null.
+   */
+  public static @Nullable Throwable unwrapCompletion(@Nullable Throwable failure) {
+    if (!(failure instanceof java.util.concurrent.CompletionException)) {
+      return failure;
+    }
+    try {
+      Throwable inner = failure.getCause();
+      return inner != null ? inner : failure;
+    } catch (Throwable brokenGetCause) {
+      return failure;
+    }
+  }
 }

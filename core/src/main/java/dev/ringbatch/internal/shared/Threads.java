@@ -67,4 +67,16 @@ public final class Threads {
     Class<?> virtual = VIRTUAL;
     return virtual != null && virtual.isInstance(thread);
   }
+
+  /**
+   * Whether {@code thread}'s class leaves the public no-argument {@code method} ({@code "start"}, {@code
+   * "interrupt"}) to the JDK: a factory's subclass overriding it makes it user code, which may block.
+   */
+  public static boolean isJdkMethod(Thread thread, String method) {
+    try {
+      return thread.getClass().getMethod(method).getDeclaringClass().getModule() == Thread.class.getModule();
+    } catch (ReflectiveOperationException | RuntimeException unknown) {
+      return false; // treated as user code
+    }
+  }
 }
