@@ -171,20 +171,15 @@ final class ByteTarget {
     return owned == null ? 0 : owned.directoryForces();
   }
 
-  /**
-   * Starts a batch at {@link #position()}; first truncates a file whose earlier rollback failed. A file's position
-   * is read again from its channel (for an appending one, its size): a file truncated under the sink, or created
-   * again at its path on a reopen, takes the next records at its new end.
-   */
+  /** Starts a batch at {@link #position()}; first truncates a file whose earlier rollback failed. */
   void beginBatch() throws IOException {
     lock.lock();
     try {
       requireOpen();
       if (rollBackPending) {
         finishPendingRollBack();
-      }
-      if (file != null) {
-        position = openFile().position(); // reopened if an interrupt closed it after its batch was written
+      } else if (file != null) {
+        openFile(); // closed by an interrupt after its batch was written: nothing to roll back
       }
       batchStart = position;
       handedEnd = position;
@@ -228,14 +223,16 @@ final class ByteTarget {
       writeCalls++;
       int written;
       try {
-        written = target.write(source);
+        // The sink's own file is written at each record's offset, whatever happened to the file meanwhile (a
+        // truncation under it leaves a hole): its bytes are where the offsets say, and a rollback cuts them all
+        written = owned != null ? requireNonNull(file, "file").write(source, position) : target.write(source);
       } catch (NonWritableChannelException | ClosedChannelException refused) {
         if (refused instanceof AsynchronousCloseException) {
           throw refused; // closed while the call ran (an interrupt, say): its bytes may have gone out
         }
         handedEnd = position; // refused before the call wrote anything
         throw new IOException("the channel " + (refused instanceof NonWritableChannelException
-            ? "is not open for writing" : "is closed") + ": nothing of the batch was written", refused);
+            ? "is not open for writing" : "is closed") + ": this write call wrote nothing", refused);
       }
       if (written <= 0) {
         handedEnd = position; // the call returned: none of its bytes went out
@@ -286,8 +283,10 @@ final class ByteTarget {
       position = offset;
       boolean cut = truncate();
       inBatch = false;
-      return cut ? null : new IOException("the file is shorter than offset " + offset + ", where the batch began:"
-          + " it was truncated or replaced under the sink, so where the batch's bytes went is unknown");
+      // Shorter than where the batch began: the sink's own file held its bytes only at or after that offset, so
+      // none is left; another channel (appending) may have put them at the end it was truncated to
+      return cut || owned != null ? null : new IOException("the file is shorter than offset " + offset + ", where"
+          + " the batch began: it was truncated under the sink, so where the batch's bytes went is unknown");
     } catch (Throwable t) { // the caller reports it to each item whose outcome it leaves unknown
       rollBackPending = true;
       return t;

@@ -3,6 +3,8 @@ package dev.ringbatch.sink;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -65,8 +67,9 @@ class ByteSinkFileChangedUnderItTest {
     }
 
     assertThat(thrown).as("the batch after the interrupt").isNull();
-    assertThat(next.completed()).containsExactly(Map.entry(0, 0L));
-    assertThat(Files.readString(file)).isEqualTo("c\n");
+    assertThat(next.completed()).as("'c' at its offset, after a hole in the new file")
+        .containsExactly(Map.entry(0, 5L));
+    assertThat(Files.readString(file)).isEqualTo("\0\0\0\0\0c\n");
     assertThat(closeThrown).as("close()").isNull();
   }
 
@@ -83,8 +86,92 @@ class ByteSinkFileChangedUnderItTest {
       }
       RecordingBatch<String, Long> next = RecordingBatch.of("next");
       sink.write(next);
-      assertThat(Files.readString(file)).isEqualTo("next\n");
-      assertThat(next.completed()).as("the offset of 'next' in the file").containsExactly(Map.entry(0, 0L));
+      assertThat(next.completed()).as("the offset of 'next' in the file").containsExactly(Map.entry(0, 5L));
+      assertThat(Files.readString(file)).as("'next' at its offset, after a hole").isEqualTo("\0\0\0\0\0next\n");
     }
+  }
+
+  /** copytruncate while a batch is being encoded: every item told written is at its offset. */
+  @Test
+  void copytruncateDuringABatch_itemsToldWrittenAreAtTheirOffsets() throws Exception {
+    Path file = dir.resolve("log");
+    ByteSink.Encoder<String> rotating = (line, buffer) -> {
+      if (line.equals("a")) { // logrotate's copytruncate, while this batch is being encoded
+        try (FileChannel rotate = FileChannel.open(file, StandardOpenOption.WRITE)) {
+          rotate.truncate(0);
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      }
+      buffer.put((line + "\n").getBytes(StandardCharsets.UTF_8));
+    };
+    RecordingBatch<String, Long> batch = RecordingBatch.of("a", "b");
+    String content;
+    try (ByteSink<String> sink = ByteSink.toFile(file, rotating).build()) {
+      sink.write(RecordingBatch.of("kept"));
+      try {
+        sink.write(batch);
+      } catch (Exception failedWhole) {
+        // acceptable: then nothing is told written
+      }
+      content = Files.readString(file);
+    }
+    String[] records = {"a\n", "b\n"};
+    for (Map.Entry<Integer, Long> told : batch.completed().entrySet()) {
+      assertThat(content.startsWith(records[told.getKey()], told.getValue().intValue()))
+          .as("item %s told written at offset %s; the file holds '%s'", told.getKey(), told.getValue(),
+              content.replace("\n", "\\n"))
+          .isTrue();
+    }
+  }
+
+  /**
+   * copytruncate while a batch is being encoded, and then the batch fails (a stray interrupt on its second write
+   * call): a batch the sink says it rolled back has none of its bytes in the file.
+   */
+  @Test
+  void copytruncateDuringABatchThatFails_noItemToldFailedIsInTheFile() throws Exception {
+    Path file = dir.resolve("log");
+    ByteSink.Encoder<String> rotating = (line, buffer) -> {
+      byte[] bytes = (line + "\n").getBytes(StandardCharsets.UTF_8);
+      if (buffer.remaining() < bytes.length) {
+        throw new java.nio.BufferOverflowException();
+      }
+      if (line.equals("a")) { // logrotate's copytruncate, while this batch is being encoded
+        try (FileChannel rotate = FileChannel.open(file, StandardOpenOption.WRITE)) {
+          rotate.truncate(0);
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      }
+      if (line.equals("c")) {
+        Thread.currentThread().interrupt(); // a stray interrupt: the batch's second write call fails
+      }
+      buffer.put(bytes);
+    };
+    RecordingBatch<String, Long> batch = RecordingBatch.of("a", "bbbbbbbbbb", "c");
+    Throwable thrown = null;
+    String content;
+    try (ByteSink<String> sink = ByteSink.toFile(file, rotating).bufferSize(13).build()) {
+      sink.write(RecordingBatch.of("kept"));
+      try {
+        sink.write(batch);
+      } catch (Exception failedWhole) {
+        thrown = failedWhole;
+      } finally {
+        Thread.interrupted();
+      }
+      content = Files.readString(file);
+    }
+    java.util.List<String> toldFailedButInFile = new java.util.ArrayList<>();
+    if (thrown != null) { // thrown: every item fails with it, "nothing of the batch is in the file"
+      for (String item : batch.items()) {
+        if (content.contains(item.substring(0, 1))) {
+          toldFailedButInFile.add(item);
+        }
+      }
+    }
+    assertThat(toldFailedButInFile).as("write() threw %s (the batch 'rolled back'); the file holds '%s'", thrown,
+        content.replace("\n", "\\n")).isEmpty();
   }
 }
