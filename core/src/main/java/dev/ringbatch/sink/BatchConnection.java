@@ -57,6 +57,11 @@ public final class BatchConnection {
     return connection != null && !answered;
   }
 
+  /** The connection borrowed for this batch, or null if none is. */
+  public @Nullable Connection borrowed() {
+    return connection;
+  }
+
   /** The batch's connection, borrowed on first use. */
   public Connection get() throws SQLException {
     Connection c = connection;

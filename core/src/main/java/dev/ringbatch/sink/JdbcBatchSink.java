@@ -403,12 +403,13 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   }
 
   /**
-   * Holds nothing between batches (each borrows its connection), so this only gives back a connection a
-   * batch left behind, if its thread died mid-write. Kept so that a sink can be closed with its batcher.
+   * Does nothing: the sink holds nothing between batches (each borrows its connection and gives it back when it
+   * returns); giving back here a write's connection in use would hand it to the pool mid-write. Kept so that a
+   * sink can be closed with its batcher.
    */
   @Override
   public void close() {
-    connection.release();
+    // nothing held
   }
 
   @Override

@@ -81,52 +81,64 @@ final class CopyStatements<T> {
   /**
    * Each column's type where the text of a value depends on it ({@link PgValues.Target}), read once from the
    * catalog ({@code pg_attribute} of {@code table::regclass}, domains followed to their base type: readable
-   * without any privilege on the table) in the connection's transaction. A column the catalog does not list, or
-   * a lookup the server refuses, is {@link PgValues.Target#UNKNOWN} for the sink's life (the COPY meets the same
-   * problem and reports it); null only when the connection was lost, to be read again on the next batch. A failed
-   * read is rolled back, and a connection it finds lost discarded. Reads {@link #insertable} too.
+   * without any privilege on the table) in the connection's transaction. A column the catalog does not list is
+   * {@link PgValues.Target#UNKNOWN} (the COPY meets the same problem and reports it). A read that fails throws,
+   * rolled back, a connection it finds lost discarded: values are never encoded without the types the catalog
+   * has, and the next batch reads again; a connection found dead before it answered is replaced, up to
+   * {@code replaceDead} times. Reads {@link #insertable} too.
+   *
+   * @throws SQLException (or the driver's or pool's unchecked exception) if the read failed
    */
-  PgValues.Target @Nullable [] targets(BatchConnection connection) {
+  PgValues.Target[] targets(BatchConnection connection, int replaceDead) throws SQLException {
+    for (int dead = 0; ; dead++) {
+      try {
+        return readTargets(connection);
+      } catch (SQLException | RuntimeException e) {
+        Connection c = connection.borrowed();
+        if (c != null && (!BatchConnection.rollback(c, e) || JdbcFailures.connectionLost(c, e))) {
+          boolean deadOnArrival = connection.unanswered(); // ended while idle in the pool: another may be borrowed
+          connection.discard();
+          if (deadOnArrival && dead < replaceDead) {
+            continue;
+          }
+        }
+        throw e;
+      }
+    }
+  }
+
+  private PgValues.Target[] readTargets(BatchConnection connection) throws SQLException {
     PgValues.Target[] targets = new PgValues.Target[columns.size()];
     java.util.Arrays.fill(targets, PgValues.Target.UNKNOWN);
-    Connection c = null;
-    try {
-      c = connection.get();
-      try (PreparedStatement ps = c.prepareStatement(TYPES_SQL)) {
-        ps.setString(1, table);
-        try (ResultSet rs = ps.executeQuery()) {
-          connection.answered();
-          boolean insertable = true;
-          while (rs.next()) {
-            String name = rs.getString(1);
-            String type = rs.getString(2);
-            // An interval column with a type modifier (interval day, interval minute to second): COPY hands it to
-            // the input function, which reads '3' as 3 days by it; an INSERT's parameter is read without it, as
-            // 3 seconds, then cut to the fields: 0 days
-            insertable &= rs.getInt(4) == -1 || !type.equals("interval") && !type.equals("_interval");
-            // A view, or a table with row-level security: COPY cannot write it, an INSERT may. A refused row would
-            // send a small batch to a COPY that fails it whole with COPY's error, good rows and all, where a large
-            // batch fails alike from the start: copied too, every batch fares the same
-            insertable &= !rs.getBoolean(5);
-            PgValues.Target target = "A".equals(rs.getString(3))
-                ? PgValues.Target.arrayOf(PgValues.Target.of(rs.getString(6))) : PgValues.Target.of(type);
-            for (int i = 0; i < targets.length; i++) {
-              if (relationName(columns.get(i).name()).equals(name)) {
-                targets[i] = target;
-              }
+    Connection c = connection.get();
+    try (PreparedStatement ps = c.prepareStatement(TYPES_SQL)) {
+      ps.setString(1, table);
+      try (ResultSet rs = ps.executeQuery()) {
+        connection.answered();
+        boolean insertable = true;
+        while (rs.next()) {
+          String name = rs.getString(1);
+          String type = rs.getString(2);
+          // An interval column with a type modifier (interval day, interval minute to second): COPY hands it to
+          // the input function, which reads '3' as 3 days by it; an INSERT's parameter is read without it, as
+          // 3 seconds, then cut to the fields: 0 days
+          insertable &= rs.getInt(4) == -1 || !type.equals("interval") && !type.equals("_interval");
+          // A view, or a table with row-level security: COPY cannot write it, an INSERT may. A refused row would
+          // send a small batch to a COPY that fails it whole with COPY's error, good rows and all, where a large
+          // batch fails alike from the start: copied too, every batch fares the same
+          insertable &= !rs.getBoolean(5);
+          PgValues.Target target = "A".equals(rs.getString(3))
+              ? PgValues.Target.arrayOf(PgValues.Target.of(rs.getString(6))) : PgValues.Target.of(type);
+          for (int i = 0; i < targets.length; i++) {
+            if (relationName(columns.get(i).name()).equals(name)) {
+              targets[i] = target;
             }
           }
-          this.insertable = insertable;
         }
+        this.insertable = insertable;
       }
-      return targets;
-    } catch (SQLException | RuntimeException e) {
-      if (c != null && (!BatchConnection.rollback(c, e) || JdbcFailures.connectionLost(c, e))) {
-        connection.discard();
-        return null;
-      }
-      return targets;
     }
+    return targets;
   }
 
   /**

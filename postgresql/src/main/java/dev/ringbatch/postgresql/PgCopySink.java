@@ -32,6 +32,11 @@ import org.jspecify.annotations.Nullable;
  * an {@code INSERT} would read otherwise) are always copied. Each item's result is 1 when the server counted
  * one row per item, else {@link Statement#SUCCESS_NO_INFO} (a {@code BEFORE} trigger skipped rows).
  *
+ * <p>Values are written as text for each column's type, which the sink reads from the catalog once, on its first
+ * batch (a read that fails fails that batch whole, nothing sent, and the next batch reads again). A column whose
+ * type an {@code ALTER TABLE} changes later is still written for the type read: build a new sink after such a
+ * change (a {@code real} column that was {@code double precision} would store a {@code Double} rounded).
+ *
  * <h2>Failures</h2>
  * <ul>
  *   <li>A column function that throws anything, or a value PostgreSQL cannot store (text with a NUL character),
@@ -197,7 +202,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     deadOnBorrow = 0;
     try {
       if (targets == null) {
-        targets = statements.targets(connection);
+        targets = statements.targets(connection, MAX_DEAD_ON_BORROW);
       }
       copyOnly = !statements.insertable();
       int[] encoded = rows.begin(batch, targets);
@@ -460,12 +465,14 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
   }
 
   /**
-   * Holds nothing between batches (each borrows its connection), so this only gives back a connection a batch
-   * left behind if its thread died mid-write. Kept so that a sink can be closed with its batcher.
+   * Does nothing: the sink holds nothing between batches (each borrows its connection and gives it back when it
+   * returns). Giving back here the connection of a write still in progress (one a batcher's close gave up on)
+   * would hand the pool a connection in use, whose rollback waits behind that write. Kept so that a sink can be
+   * closed with its batcher.
    */
   @Override
   public void close() {
-    connection.release();
+    // nothing held
   }
 
   @Override
