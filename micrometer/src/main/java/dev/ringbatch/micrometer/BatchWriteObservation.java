@@ -104,7 +104,7 @@ public final class BatchWriteObservation {
     Observation.@Nullable Scope scope = guarded("opening the scope of", observation::openScope);
     Observation.@Nullable Scope opened = registry.getCurrentObservationScope();
     if (scope == null && opened != null && opened != previous && opened.getCurrentObservation() == observation) {
-      scope = opened; // a handler threw after the scope was opened: the handlers before it see it closed
+      scope = opened; // a handler threw once the scope was open: closed as usual (in reverse handler order)
     }
     V result;
     try {
@@ -140,7 +140,9 @@ public final class BatchWriteObservation {
 
   /**
    * Starts the observation, or returns null (and the batch is written unobserved) if creating it throws. One
-   * whose start a handler failed is returned: the handlers before it saw the start and see the stop.
+   * whose start a handler failed is returned and stopped as usual, so that the handlers before that one, which saw
+   * the start, see a stop: Micrometer stops handlers in reverse order, so a handler after the failing one that
+   * throws on a stop it never saw the start of still keeps it from them (logged).
    */
   private static @Nullable Observation start(ObservationRegistry registry, String name, Batch<?, ?> batch) {
     @Nullable Observation observation = guarded("creating",

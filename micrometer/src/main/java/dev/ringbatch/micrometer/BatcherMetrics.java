@@ -59,11 +59,12 @@ import org.jspecify.annotations.Nullable;
  * Measuring item waits makes each producer read the clock once per item; turn it off with
  * {@link #BatcherMetrics(Batcher, Iterable, boolean)}.
  *
- * <p>When the batcher closes, its meters stay, holding its final counts (the items its close drained and
- * abandoned among them), so that a push registry's last publication, when the registry closes after the
- * batcher, reports them; they are removed when this binder is {@linkplain #close() closed}, or when another
- * batcher of the same name and tags is bound to the registry (a batcher created again under its name takes
- * its meters over). An application that creates batchers under ever new names closes their binders.
+ * <p>The meters live as long as their binder. A binder you hold keeps them when the batcher closes, reading its
+ * final counts (the items its close drained and abandoned among them), so that a push registry's last
+ * publication, when the registry closes after the batcher, reports them; they are removed when you
+ * {@linkplain #close() close} the binder, or when another batcher of the same name and tags is bound to the
+ * registry (a batcher created again under its name takes its meters over). {@link #monitor monitor}, which gives
+ * you no binder, closes its binder when the batcher closes: its meters go with the batcher.
  *
  * <p>A batcher is bound to a registry at most once: binding it again to the same registry (a
  * {@code monitor} call in an application whose Spring Boot starter already bound it) is a no-op, so no batch
@@ -93,6 +94,8 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
   private volatile @Nullable Recorder recorder;
   /** The binding this binder made, null for a repeated bind, which owns no meters. */
   private volatile @Nullable Binding binding;
+  /** Whether the batcher's close closes this binder ({@link #monitor}'s, which nobody else can close). */
+  private final boolean closedWithBatcher;
 
   /**
    * Creates a binder for {@code batcher}; call {@link #bindTo} to register the meters.
@@ -111,6 +114,11 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
    *     per item and the completing thread record each item's wait
    */
   public BatcherMetrics(Batcher<?, ?> batcher, Iterable<Tag> tags, boolean itemWaits) {
+    this(batcher, tags, itemWaits, false);
+  }
+
+  private BatcherMetrics(Batcher<?, ?> batcher, Iterable<Tag> tags, boolean itemWaits, boolean closedWithBatcher) {
+    this.closedWithBatcher = closedWithBatcher;
     this.batcher = requireNonNull(batcher, "batcher");
     this.tags = Tags.of(requireNonNull(tags, "tags")).and("name", batcher.name());
     this.itemWaits = itemWaits;
@@ -118,13 +126,12 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
 
   /** Binds the meters of {@code batcher} to {@code registry} and returns the batcher unchanged. */
   public static <B extends Batcher<?, ?>> B monitor(MeterRegistry registry, B batcher, String... tags) {
-    new BatcherMetrics(batcher, Tags.of(tags)).bindTo(registry);
-    return batcher;
+    return monitor(registry, batcher, Tags.of(tags));
   }
 
   /** Binds the meters of {@code batcher} to {@code registry} and returns the batcher unchanged. */
   public static <B extends Batcher<?, ?>> B monitor(MeterRegistry registry, B batcher, Iterable<Tag> tags) {
-    new BatcherMetrics(batcher, tags).bindTo(registry);
+    new BatcherMetrics(batcher, tags, true, true).bindTo(registry);
     return batcher;
   }
 
@@ -206,7 +213,7 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     recorder = r;
     batcher.addStatsRecorder(r);
     if (batcher.isClosed() && batcher.closeReport() != null) {
-      stopRecording(); // closed before it was bound: its meters read its final counts, nothing more to record
+      closed(); // closed before it was bound: no recorder hears of it
     }
   }
 
@@ -260,6 +267,15 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
         }
         mine.remove(bound);
       }
+    }
+  }
+
+  /** The batcher closed: nothing more to record; {@link #monitor}'s binder closes, meters and all. */
+  private void closed() {
+    if (closedWithBatcher) {
+      close();
+    } else {
+      stopRecording();
     }
   }
 
@@ -351,7 +367,7 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
 
     @Override
     public void recordClosed(CloseReport report) {
-      stopRecording();
+      closed();
     }
   }
 }

@@ -21,7 +21,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** A closed batcher's meters keep its final counts until its binder closes or a successor of its name binds. */
+/**
+ * A closed batcher's meters keep its final counts until its binder closes or a successor of its name binds; those
+ * of a batcher bound with monitor(), which gives no binder, go with its close.
+ */
 class MetersOfAClosedBatcherTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
@@ -78,13 +81,14 @@ class MetersOfAClosedBatcherTest {
     };
     CountDownLatch inSink = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
-    Batcher<Integer, Void> b = BatcherMetrics.monitor(push, Batcher.of("orders",
+    Batcher<Integer, Void> b = Batcher.of("orders",
         BatcherConfig.builder().ringSize(64).maxBatchSize(1).build(), (Batch<Integer, Void> batch) -> {
           inSink.countDown();
           release.await(10, TimeUnit.SECONDS);
           batch.completeRemaining(null);
-        }));
+        });
     open.add(b);
+    new BatcherMetrics(b, Tags.empty()).bindTo(push);
     b.submit(1);
     assertThat(inSink.await(10, TimeUnit.SECONDS)).isTrue();
     CompletableFuture<Void> queued = b.submit(2);
@@ -100,7 +104,8 @@ class MetersOfAClosedBatcherTest {
 
   @Test
   void aBatcherCreatedAgainUnderItsName_takesOverTheClosedOnesMeters() {
-    Batcher<Integer, Void> first = BatcherMetrics.monitor(registry, start("orders"));
+    Batcher<Integer, Void> first = start("orders");
+    new BatcherMetrics(first, Tags.empty()).bindTo(registry);
     first.submit(1).join();
     first.close(WAIT);
 
@@ -139,5 +144,16 @@ class MetersOfAClosedBatcherTest {
     assertThat(registry.get("ringbatch.items").tags("region", "eu", "result", "written").functionCounter().count())
         .isZero();
     assertThat(first.isClosed()).isFalse();
+  }
+
+  @Test
+  void aMonitoredBatchersClose_removesItsMeters_soBatchersOfEverNewNamesLeaveNone() {
+    for (int i = 0; i < 5; i++) {
+      Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start("tenant-" + i));
+      b.submit(i).join();
+      b.close(WAIT);
+    }
+
+    assertThat(registry.getMeters()).isEmpty();
   }
 }
