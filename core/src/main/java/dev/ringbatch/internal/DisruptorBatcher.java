@@ -247,9 +247,13 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
 
   @Override
   public R submitAndWait(T item, Duration timeout) throws InterruptedException, TimeoutException {
+    return submitAndWait(item, System.nanoTime(), timeout);
+  }
+
+  /** {@link #submitAndWait(Object, Duration)} of a call that began at {@code start}: a sharded batcher's. */
+  R submitAndWait(T item, long start, Duration timeout) throws InterruptedException, TimeoutException {
     Checks.requireNonNegative("timeout", timeout);
     requireNotConsumer();
-    long start = System.nanoTime();
     long nanos = Checks.saturatedNanos(timeout);
     CompletableFuture<R> future = submit(item, start, nanos);
     long left = nanos - (System.nanoTime() - start);

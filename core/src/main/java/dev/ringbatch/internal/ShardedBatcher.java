@@ -152,7 +152,8 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
   @Override
   public R submitAndWait(T item, java.time.Duration timeout) throws InterruptedException,
       java.util.concurrent.TimeoutException {
-    return shardFor(item).submitAndWait(item, timeout);
+    long start = System.nanoTime(); // the key function is user code: its time counts against the timeout
+    return shardFor(item).submitAndWait(item, start, timeout);
   }
 
   @Override

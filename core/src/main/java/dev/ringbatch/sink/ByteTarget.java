@@ -47,6 +47,8 @@ final class ByteTarget {
   /** The end of the bytes handed to write calls since {@link #beginBatch}, whether the calls returned or not. */
   private long handedEnd;
   private boolean rollBackPending;
+  /** A write found the file's end elsewhere than where the sink's own bytes end: the rollback cuts nothing. */
+  private boolean changedUnderSink;
   /** Where the current batch began; in a batch from {@link #beginBatch} until it is written or rolled back. */
   private long batchStart;
   private boolean inBatch;
@@ -171,15 +173,24 @@ final class ByteTarget {
     return owned == null ? 0 : owned.directoryForces();
   }
 
-  /** Starts a batch at {@link #position()}; first truncates a file whose earlier rollback failed. */
+  /**
+   * Starts a batch at {@link #position()}; first truncates a file whose earlier rollback failed. A file's position
+   * is read from its channel (an appending one's is its size): a file truncated under the sink between batches (as
+   * {@code logrotate}'s {@code copytruncate} does) takes the next records at its new end, at their offsets.
+   */
   void beginBatch() throws IOException {
     lock.lock();
     try {
       requireOpen();
       if (rollBackPending) {
         finishPendingRollBack();
-      } else if (file != null) {
-        openFile(); // closed by an interrupt after its batch was written: nothing to roll back
+      }
+      if (file != null) {
+        try {
+          position = openFile().position(); // reopened first if an interrupt closed it after its batch was written
+        } catch (ClosedChannelException closed) {
+          throw new IOException("the channel is closed: nothing of the batch was written", closed);
+        }
       }
       batchStart = position;
       handedEnd = position;
@@ -223,9 +234,7 @@ final class ByteTarget {
       writeCalls++;
       int written;
       try {
-        // The sink's own file is written at each record's offset, whatever happened to the file meanwhile (a
-        // truncation under it leaves a hole): its bytes are where the offsets say, and a rollback cuts them all
-        written = owned != null ? requireNonNull(file, "file").write(source, position) : target.write(source);
+        written = target.write(source);
       } catch (NonWritableChannelException | ClosedChannelException refused) {
         if (refused instanceof AsynchronousCloseException) {
           throw refused; // closed while the call ran (an interrupt, say): its bytes may have gone out
@@ -240,6 +249,11 @@ final class ByteTarget {
             + " blocking channel, whose write waits until it can take bytes");
       }
       position += written;
+      if (file != null && file.position() != position) { // an appending channel's position is the file's size
+        changedUnderSink = true;
+        throw new IOException("the file changed under the sink (truncated, or written by another) while it wrote"
+            + " a batch: the batch's bytes are in it, at offsets the sink cannot tell");
+      }
     }
   }
 
@@ -280,13 +294,21 @@ final class ByteTarget {
         return rollBackPending ? new IllegalStateException("ByteSink was closed, and could not truncate its file"
             + " back to offset " + position + ", where the unfinished batch began (see what close() threw)") : null;
       }
-      position = offset;
-      boolean cut = truncate();
+      // Bytes of returned calls end at returnedEnd; a failed call may have put some of its own, up to handedEnd. A
+      // file of another size changed under the sink (truncated, replaced on a reopen): nothing is cut, unknown
+      long returnedEnd = position;
+      position = offset; // where a truncation that fails below is finished later
+      long size = openFile().size();
+      boolean changed = changedUnderSink || size < returnedEnd || size > handedEnd;
+      changedUnderSink = false;
       inBatch = false;
-      // Shorter than where the batch began: the sink's own file held its bytes only at or after that offset, so
-      // none is left; another channel (appending) may have put them at the end it was truncated to
-      return cut || owned != null ? null : new IOException("the file is shorter than offset " + offset + ", where"
-          + " the batch began: it was truncated under the sink, so where the batch's bytes went is unknown");
+      if (changed) {
+        return new IOException("the file is " + size + " bytes long where this batch's bytes would end between "
+            + returnedEnd + " and " + handedEnd + ": it changed under the sink, so where the batch's bytes went is"
+            + " unknown");
+      }
+      truncate();
+      return null;
     } catch (Throwable t) { // the caller reports it to each item whose outcome it leaves unknown
       rollBackPending = true;
       return t;
@@ -313,14 +335,14 @@ final class ByteTarget {
   }
 
   /**
-   * Truncates the file back to {@link #position}; returns false, cutting nothing, if it is shorter already:
-   * truncated under the sink, or created again at its path on a reopen.
+   * Truncates the file back to {@link #position}; cuts nothing if it is shorter already (truncated under the sink,
+   * or created again at its path on a reopen): the next batch starts at its end.
    */
-  private boolean truncate() throws IOException {
+  private void truncate() throws IOException {
     FileChannel target = openFile();
     if (target.size() < position) {
-      rollBackPending = false; // nothing at or after that offset to cut: the next batch starts at the file's end
-      return false;
+      rollBackPending = false;
+      return;
     }
     target.truncate(position);
     long size = target.size();
@@ -333,7 +355,6 @@ final class ByteTarget {
       target.force(false);
     }
     rollBackPending = false;
-    return true;
   }
 
   private void finishPendingRollBack() throws IOException {

@@ -44,17 +44,19 @@ final class OwnedFile {
     this.directories = requireNonNull(directories, "directories");
   }
 
-  /** Opens the file for writing (at offsets the sink chooses: not appending), creating it if it does not exist. */
+  /** Opens the file for appending, creating it if it does not exist. */
   FileChannel open() throws IOException {
     try {
-      FileChannel created = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+      FileChannel created = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+          StandardOpenOption.APPEND);
       directoryUnsynced = fsync && DIRECTORIES_FORCEABLE;
       return created;
     } catch (FileAlreadyExistsException exists) { // the usual case on a reopen: the file is there, named durably
       // CREATE still, for a symbolic link to a file that does not exist yet, which CREATE_NEW refuses: then the
       // link's target is created here, and its directory needs the force as much
       boolean existed = Files.exists(path);
-      FileChannel opened = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      FileChannel opened = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+          StandardOpenOption.APPEND);
       if (!existed) {
         directoryUnsynced = fsync && DIRECTORIES_FORCEABLE;
       }
