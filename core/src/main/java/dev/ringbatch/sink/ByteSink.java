@@ -69,8 +69,10 @@ import org.jspecify.annotations.Nullable;
  * {@code copytruncate} does) takes the next batch at its new end, at true offsets: the sink reads a file's position
  * at each batch, and checks it after each write call. A file that changed during a batch's writes tells the
  * items of that batch whose bytes went out {@link OutcomeUnknownException} (their bytes are in it, at offsets the
- * sink cannot tell), and is not cut. The sink of one batcher, called on its consumer thread; one sink given to
- * several (the shards of a sharded batcher) writes one batch at a time. Close it after the batcher. A batcher's close that times out
+ * sink cannot tell), and is not cut. A path that is not a regular file (a named pipe, a device such as
+ * {@code /dev/stdout}) is written as another channel is: nothing to position or roll back, and no fsync (refused).
+ * The sink of one batcher, called on its consumer thread; one sink given to several (the shards of a sharded
+ * batcher) writes one batch at a time. Close it after the batcher. A batcher's close that times out
  * abandons the batch in the sink but cannot stop its consumer, which goes on once the encoder (or a blocked write)
  * returns, so {@code close()} may run in the middle of a batch: it waits for a file write or {@code fsync} in
  * progress (a stream or other channel is closed at once), truncates a file back to where that batch began, and

@@ -12,6 +12,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.NonWritableChannelException;
 import java.nio.channels.WritableByteChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
@@ -49,6 +50,8 @@ final class ByteTarget {
   private boolean rollBackPending;
   /** A write found the file's end elsewhere than where the sink's own bytes end: the rollback cuts nothing. */
   private boolean changedUnderSink;
+  /** What the close's rollback of an unfinished batch found: null if it cut the batch away. */
+  private @Nullable Throwable closeVerdict;
   /** Where the current batch began; in a batch from {@link #beginBatch} until it is written or rolled back. */
   private long batchStart;
   private boolean inBatch;
@@ -60,10 +63,10 @@ final class ByteTarget {
   private byte[] copy = new byte[0];
 
   private ByteTarget(@Nullable WritableByteChannel channel, @Nullable OwnedFile owned, @Nullable OutputStream stream,
-      boolean fsync, long position) {
+      boolean fsync, long position, boolean regularFile) {
     this.channel = channel;
     this.owned = owned;
-    this.file = channel instanceof FileChannel fc ? fc : null;
+    this.file = regularFile && channel instanceof FileChannel fc ? fc : null;
     this.stream = stream;
     this.fsync = fsync;
     this.position = position;
@@ -72,12 +75,20 @@ final class ByteTarget {
   static ByteTarget appendTo(Path path, boolean fsync, OwnedFile.DirectoryOpener directories) throws IOException {
     OwnedFile owned = new OwnedFile(path, fsync, directories);
     FileChannel opened = owned.open();
-    return new ByteTarget(opened, owned, null, fsync, opened.size());
+    if (!Files.isRegularFile(path)) { // a named pipe or a device: a channel with nothing to position, cut or force
+      if (fsync) {
+        opened.close();
+        throw new IllegalArgumentException("fsync needs a regular file, but " + path + " is not one (a pipe or a"
+            + " device?)");
+      }
+      return new ByteTarget(opened, null, null, false, 0, false);
+    }
+    return new ByteTarget(opened, owned, null, fsync, opened.size(), true);
   }
 
   static ByteTarget of(OutputStream stream) {
     // not Channels.newChannel(stream): it would split each buffer into 8 KiB writes
-    return new ByteTarget(null, null, stream, false, 0);
+    return new ByteTarget(null, null, stream, false, 0, false);
   }
 
   /** A channel; a {@link FileChannel} must be at its end, since a rollback truncates the file. */
@@ -90,7 +101,7 @@ final class ByteTarget {
           + " appends, but is at %s of %s bytes: open it with StandardOpenOption.APPEND or position it at its"
           + " size", position, size);
     }
-    return new ByteTarget(channel, null, null, fsync, position);
+    return new ByteTarget(channel, null, null, fsync, position, true);
   }
 
   boolean isStream() {
@@ -187,7 +198,9 @@ final class ByteTarget {
       }
       if (file != null) {
         try {
-          position = openFile().position(); // reopened first if an interrupt closed it after its batch was written
+          FileChannel f = openFile(); // reopened first if an interrupt closed it after its batch was written
+          position = f.size();
+          f.position(position); // a channel that does not append writes there too
         } catch (ClosedChannelException closed) {
           throw new IOException("the channel is closed: nothing of the batch was written", closed);
         }
@@ -249,7 +262,7 @@ final class ByteTarget {
             + " blocking channel, whose write waits until it can take bytes");
       }
       position += written;
-      if (file != null && file.position() != position) { // an appending channel's position is the file's size
+      if (file != null && file.size() != position) {
         changedUnderSink = true;
         throw new IOException("the file changed under the sink (truncated, or written by another) while it wrote"
             + " a batch: the batch's bytes are in it, at offsets the sink cannot tell");
@@ -291,24 +304,9 @@ final class ByteTarget {
     boolean interrupted = Thread.interrupted();
     try {
       if (closed) {
-        return rollBackPending ? new IllegalStateException("ByteSink was closed, and could not truncate its file"
-            + " back to offset " + position + ", where the unfinished batch began (see what close() threw)") : null;
+        return closeVerdict; // the close rolled the unfinished batch back already, as below
       }
-      // Bytes of returned calls end at returnedEnd; a failed call may have put some of its own, up to handedEnd. A
-      // file of another size changed under the sink (truncated, replaced on a reopen): nothing is cut, unknown
-      long returnedEnd = position;
-      position = offset; // where a truncation that fails below is finished later
-      long size = openFile().size();
-      boolean changed = changedUnderSink || size < returnedEnd || size > handedEnd;
-      changedUnderSink = false;
-      inBatch = false;
-      if (changed) {
-        return new IOException("the file is " + size + " bytes long where this batch's bytes would end between "
-            + returnedEnd + " and " + handedEnd + ": it changed under the sink, so where the batch's bytes went is"
-            + " unknown");
-      }
-      truncate();
-      return null;
+      return cutBack(offset);
     } catch (Throwable t) { // the caller reports it to each item whose outcome it leaves unknown
       rollBackPending = true;
       return t;
@@ -318,6 +316,28 @@ final class ByteTarget {
       }
       lock.unlock();
     }
+  }
+
+  /**
+   * Cuts the file back to {@code offset}, where the batch began, and returns null; or, if the file changed under
+   * the sink, cuts nothing and returns why. Throws if the cut fails (then pending). Holding the lock.
+   */
+  private @Nullable Throwable cutBack(long offset) throws IOException {
+    // Bytes of returned calls end at returnedEnd; a failed call may have put some of its own, up to handedEnd. A
+    // file of another size changed under the sink (truncated, replaced on a reopen): nothing is cut, unknown
+    long returnedEnd = position;
+    position = offset; // where a truncation that fails below is finished later
+    long size = openFile().size();
+    boolean changed = changedUnderSink || size < returnedEnd || size > handedEnd;
+    changedUnderSink = false;
+    inBatch = false;
+    if (changed) {
+      return new IOException("the file is " + size + " bytes long where this batch's bytes would end between "
+          + returnedEnd + " and " + handedEnd + ": it changed under the sink, so where the batch's bytes went is"
+          + " unknown");
+    }
+    truncate();
+    return null;
   }
 
   /**
@@ -385,10 +405,13 @@ final class ByteTarget {
     boolean interrupted = Thread.interrupted();
     try {
       if (!closed && inBatch && handedEnd > batchStart) {
-        position = batchStart;
-        rollBackPending = true;
-      }
-      if (!closed && rollBackPending) {
+        try {
+          closeVerdict = cutBack(batchStart); // what the consumer's rollback of that batch reports
+        } catch (IOException | RuntimeException e) {
+          closeVerdict = e;
+          throw e;
+        }
+      } else if (!closed && rollBackPending) {
         finishPendingRollBack();
       }
     } finally {

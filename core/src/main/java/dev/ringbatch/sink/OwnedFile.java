@@ -8,6 +8,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The file a {@code ByteSink.toFile} sink opens itself, by path, and opens again when an interrupt closed its
@@ -34,8 +35,8 @@ final class OwnedFile {
   private final Path path;
   private final boolean fsync;
   private final DirectoryOpener directories;
-  /** A file the sink created is not yet durably named in its directory. */
-  private boolean directoryUnsynced;
+  /** The directory that names a file the sink created, not yet forced; null when none needs it. */
+  private @Nullable Path unsyncedDirectory;
   private long directoryForces;
 
   OwnedFile(Path path, boolean fsync, DirectoryOpener directories) {
@@ -49,7 +50,7 @@ final class OwnedFile {
     try {
       FileChannel created = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
           StandardOpenOption.APPEND);
-      directoryUnsynced = fsync && DIRECTORIES_FORCEABLE;
+      created(created);
       return created;
     } catch (FileAlreadyExistsException exists) { // the usual case on a reopen: the file is there, named durably
       // CREATE still, for a symbolic link to a file that does not exist yet, which CREATE_NEW refuses: then the
@@ -58,26 +59,41 @@ final class OwnedFile {
       FileChannel opened = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
           StandardOpenOption.APPEND);
       if (!existed) {
-        directoryUnsynced = fsync && DIRECTORIES_FORCEABLE;
+        created(opened);
       }
       return opened;
     }
   }
 
+  /**
+   * The file was just created: with fsync, its directory is to be forced before any item is told written. The
+   * directory it really is in (through a symbolic link, to the file or to a directory on the way) is resolved now,
+   * while the path names it: a rename before the first batch must not leave the force looking for it.
+   */
+  private void created(FileChannel channel) throws IOException {
+    if (fsync && DIRECTORIES_FORCEABLE) {
+      try {
+        unsyncedDirectory = requireNonNull(path.toRealPath().getParent(), "parent");
+      } catch (IOException | RuntimeException e) {
+        channel.close();
+        throw e;
+      }
+    }
+  }
+
   /** Forces the parent directory if the file was created since it was last forced; a no-op otherwise. */
   void syncDirectory() throws IOException {
-    if (!directoryUnsynced) {
+    Path parent = unsyncedDirectory;
+    if (parent == null) {
       return;
     }
-    // The directory the file really is in: through a symbolic link (to the file or to a directory on the way)
-    Path parent = requireNonNull(path.toRealPath().getParent(), "parent");
     try (FileChannel directory = directories.open(parent)) {
       directory.force(true);
     } catch (IOException e) {
       throw new IOException("cannot force the directory " + parent + " after creating " + path.getFileName()
           + " in it, so the file's name is not yet durable: " + e, e);
     }
-    directoryUnsynced = false;
+    unsyncedDirectory = null;
     directoryForces++;
   }
 
