@@ -126,7 +126,11 @@ class BadInputCatalogueTest {
             IllegalArgumentException.class, "bufferSize must be positive but was 0"),
         new Case("fsync on a stream", () -> ByteSink.toStream(new ByteArrayOutputStream(),
             (String s, java.nio.ByteBuffer b) -> { }).fsync(true).build(),
-            IllegalStateException.class, "fsync needs a file or a FileChannel, but the target is an OutputStream"));
+            IllegalStateException.class, "fsync needs a file or a FileChannel, but the target is an OutputStream"),
+        new Case("fsync on a device or a pipe", () -> ByteSink.toFile(java.nio.file.Path.of("/dev/null"),
+            (String s, java.nio.ByteBuffer b) -> { }).fsync(true).build(),
+            IllegalArgumentException.class, "fsync needs a regular file, but /dev/null is not one (a pipe or a"
+                + " device?)"));
   }
 
   static Stream<Arguments> catalogue() {
