@@ -200,8 +200,9 @@ public interface Batcher<T, R> extends AutoCloseable {
   BatchLimits limits();
 
   /**
-   * Replaces the batch limits; the consumer applies them from its next item on. Safe to call at any time
-   * from any thread.
+   * Replaces the batch limits; the consumer applies them from its next batch on (a batch being filled when this
+   * returns keeps the limits it began with; one set from the sink applies to the batch after the sink's). Safe to
+   * call at any time from any thread.
    *
    * @throws IllegalStateException if {@code limits.maxBatchSize()} exceeds the ring size, or
    *     {@code limits} sets a byte limit and the batcher has no weigher

@@ -131,7 +131,16 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
 
   /** Binds the meters of {@code batcher} to {@code registry} and returns the batcher unchanged. */
   public static <B extends Batcher<?, ?>> B monitor(MeterRegistry registry, B batcher, Iterable<Tag> tags) {
-    new BatcherMetrics(batcher, tags, true, true).bindTo(registry);
+    return monitor(registry, batcher, true, tags);
+  }
+
+  /**
+   * Binds the meters of {@code batcher} to {@code registry}, {@code ringbatch.item.wait} only if {@code itemWaits},
+   * and returns the batcher unchanged.
+   */
+  public static <B extends Batcher<?, ?>> B monitor(MeterRegistry registry, B batcher, boolean itemWaits,
+      Iterable<Tag> tags) {
+    new BatcherMetrics(batcher, tags, itemWaits, true).bindTo(registry);
     return batcher;
   }
 

@@ -156,4 +156,15 @@ class MetersOfAClosedBatcherTest {
 
     assertThat(registry.getMeters()).isEmpty();
   }
+
+  @Test
+  void monitorWithoutItemWaits_removesTheMetersAtTheClose_too() {
+    for (int i = 0; i < 5; i++) {
+      Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start("tenant-" + i), false, Tags.empty());
+      b.submit(i).join();
+      b.close(WAIT);
+    }
+
+    assertThat(registry.getMeters()).isEmpty();
+  }
 }

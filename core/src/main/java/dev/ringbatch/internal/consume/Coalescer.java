@@ -89,7 +89,7 @@ final class Coalescer<T, R> {
         long weight = slot.weight;
         if (!batch.isEmpty() && weight > l.maxBatchBytes() - batch.weight()) {
           write(sequence - 1); // the item would push the batch past its byte limit: it waits in its slot
-          l = limits.forRun(); // limits set meanwhile (by the sink, say) apply from the next item on
+          l = limits.forRun(); // limits set meanwhile (by the sink, say) apply from the next batch on
         }
         if (batch.isEmpty()) {
           batchStart = l.linger().isZero() ? 0 : readTicker(); // before the add: a close then finds it unread

@@ -66,7 +66,10 @@ public class BatcherMeterBinder implements MeterBinder, BeanFactoryAware {
         java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     fromFactory.addAll(factory.created());
     BatcherLifecycle.singletons(beanFactory, beans).filter(batcher -> !fromFactory.contains(batcher))
-        .forEach(batcher -> bind(registry, batcher));
+        .forEach(batcher -> {
+          factory.reserve(batcher); // a name clash fails here with the starter's message, as at the lifecycle's start
+          bind(registry, batcher);
+        });
   }
 
   private void bind(MeterRegistry registry, Batcher<?, ?> batcher) {
