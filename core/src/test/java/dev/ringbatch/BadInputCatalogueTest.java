@@ -129,7 +129,7 @@ class BadInputCatalogueTest {
             IllegalStateException.class, "fsync needs a file or a FileChannel, but the target is an OutputStream"),
         new Case("fsync on a device or a pipe", () -> ByteSink.toFile(java.nio.file.Path.of("/dev/null"),
             (String s, java.nio.ByteBuffer b) -> { }).fsync(true).build(),
-            IllegalArgumentException.class, "fsync needs a regular file, but /dev/null is not one (a pipe or a"
+            IllegalStateException.class, "fsync needs a regular file, but /dev/null is not one (a pipe or a"
                 + " device?)"));
   }
 

@@ -69,8 +69,11 @@ import org.jspecify.annotations.Nullable;
  * {@code copytruncate} does) takes the next batch at its new end, at true offsets: the sink reads a file's position
  * at each batch, and checks it after each write call. A file that changed during a batch's writes tells the
  * items of that batch whose bytes went out {@link OutcomeUnknownException} (their bytes are in it, at offsets the
- * sink cannot tell), and is not cut. A path that is not a regular file (a named pipe, a device such as
- * {@code /dev/stdout}) is written as another channel is: nothing to position or roll back, and no fsync (refused).
+ * sink cannot tell), and is not cut; so is a file reopened after an interrupt that is another file at the path.
+ * A path that is not a regular file (a named pipe, a device such as {@code /dev/stdout}), or a {@code FileChannel}
+ * that cannot seek (a pipe), is written as another channel is: nothing to position or roll back, no fsync (refused),
+ * and a failed write (an interrupt's too) breaks the sink. Give a device by its path: a {@code FileChannel} on one
+ * is taken for a regular file.
  * The sink of one batcher, called on its consumer thread; one sink given to several (the shards of a sharded
  * batcher) writes one batch at a time. Close it after the batcher. A batcher's close that times out
  * abandons the batch in the sink but cannot stop its consumer, which goes on once the encoder (or a blocked write)
@@ -375,16 +378,17 @@ public final class ByteSink<T> implements BatchSink<T, Long>, AutoCloseable {
   }
 
   /**
-   * {@code fsync}s made so far, when enabled: one per batch that wrote bytes, and one per rollback of a failed
-   * batch.
+   * {@code fsync}s made so far (those that failed included), when enabled: one per batch that wrote bytes, and one
+   * per rollback of a failed batch.
    */
   public long forces() {
     return target.forces();
   }
 
   /**
-   * Directory {@code fsync}s made so far, when enabled: one after the sink created its file (or created it again,
-   * reopening it after an interrupt), before the next batch is told written; always 0 on Windows.
+   * Directory {@code fsync}s made so far (those that failed included, as for {@link #forces()}), when enabled: one
+   * after the sink created its file (or created it again, reopening it after an interrupt), before the next batch is
+   * told written, and one more per failed try; always 0 on Windows.
    */
   public long directoryForces() {
     return target.directoryForces();

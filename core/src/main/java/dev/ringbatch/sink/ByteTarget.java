@@ -78,7 +78,7 @@ final class ByteTarget {
     if (!Files.isRegularFile(path)) { // a named pipe or a device: a channel with nothing to position, cut or force
       if (fsync) {
         opened.close();
-        throw new IllegalArgumentException("fsync needs a regular file, but " + path + " is not one (a pipe or a"
+        throw new IllegalStateException("fsync needs a regular file, but " + path + " is not one (a pipe or a"
             + " device?)");
       }
       return new ByteTarget(opened, null, null, false, 0, false);
@@ -95,7 +95,13 @@ final class ByteTarget {
   static ByteTarget of(WritableByteChannel channel, boolean fsync) throws IOException {
     long position = 0;
     if (channel instanceof FileChannel file) {
-      position = file.position();
+      try {
+        position = file.position();
+      } catch (IOException notSeekable) { // a pipe ("Illegal seek"): a channel with no position to keep
+        Checks.requireState(!fsync, "fsync needs a regular file, but the FileChannel is not one (%s)",
+            notSeekable.getMessage());
+        return new ByteTarget(channel, null, null, false, 0, false);
+      }
       long size = file.size();
       Checks.requireArgument(position == size, "channel must be positioned at the end of its file, where ByteSink"
           + " appends, but is at %s of %s bytes: open it with StandardOpenOption.APPEND or position it at its"
@@ -201,6 +207,7 @@ final class ByteTarget {
           FileChannel f = openFile(); // reopened first if an interrupt closed it after its batch was written
           position = f.size();
           f.position(position); // a channel that does not append writes there too
+          changedUnderSink = false; // whatever the file is now, the batch begins at its end
         } catch (ClosedChannelException closed) {
           throw new IOException("the channel is closed: nothing of the batch was written", closed);
         }
@@ -245,6 +252,12 @@ final class ByteTarget {
     WritableByteChannel target = requireNonNull(channel, "channel");
     while (source.hasRemaining()) {
       writeCalls++;
+      try {
+        requireUnchanged(); // a truncation between two calls: the next would leave a hole (or land elsewhere)
+      } catch (IOException changed) {
+        handedEnd = position; // this call was not made
+        throw changed;
+      }
       int written;
       try {
         written = target.write(source);
@@ -262,11 +275,15 @@ final class ByteTarget {
             + " blocking channel, whose write waits until it can take bytes");
       }
       position += written;
-      if (file != null && file.size() != position) {
-        changedUnderSink = true;
-        throw new IOException("the file changed under the sink (truncated, or written by another) while it wrote"
-            + " a batch: the batch's bytes are in it, at offsets the sink cannot tell");
-      }
+    }
+  }
+
+  /** Throws if the file does not end where the sink's bytes end: it changed under the sink during the batch. */
+  private void requireUnchanged() throws IOException {
+    if (file != null && file.size() != position) {
+      changedUnderSink = true;
+      throw new IOException("the file changed under the sink (truncated, or written by another) while it wrote"
+          + " a batch: the batch's bytes are in it, or in a copy, at offsets the sink cannot tell");
     }
   }
 
@@ -276,6 +293,7 @@ final class ByteTarget {
     try {
       requireOpen(); // a closed sink's late batch fails whole, even one that wrote nothing
       if (position != batchStart) {
+        requireUnchanged();
         if (stream != null) {
           stream.flush();
         }
@@ -350,6 +368,7 @@ final class ByteTarget {
       target = owned.open();
       file = target;
       channel = target;
+      changedUnderSink |= owned.replaced(); // the path names another file now: the batch's bytes are not in it
     }
     return target;
   }

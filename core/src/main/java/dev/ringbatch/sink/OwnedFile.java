@@ -8,6 +8,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -38,6 +39,9 @@ final class OwnedFile {
   /** The directory that names a file the sink created, not yet forced; null when none needs it. */
   private @Nullable Path unsyncedDirectory;
   private long directoryForces;
+  /** The opened file's key (device and inode on Linux), to tell a reopen that finds another file. */
+  private @Nullable Object fileKey;
+  private boolean replaced;
 
   OwnedFile(Path path, boolean fsync, DirectoryOpener directories) {
     this.path = path;
@@ -45,8 +49,29 @@ final class OwnedFile {
     this.directories = requireNonNull(directories, "directories");
   }
 
+  /**
+   * Whether the last {@link #open()} found another file at the path than the one before (rotated away by a rename,
+   * or replaced): false when either has no key to tell.
+   */
+  boolean replaced() {
+    return replaced;
+  }
+
   /** Opens the file for appending, creating it if it does not exist. */
   FileChannel open() throws IOException {
+    FileChannel opened = openAtPath();
+    Object key = null;
+    try {
+      key = Files.readAttributes(path, BasicFileAttributes.class).fileKey();
+    } catch (IOException | RuntimeException noKey) {
+      // no key to compare: taken as the same file
+    }
+    replaced = fileKey != null && key != null && !fileKey.equals(key);
+    fileKey = key;
+    return opened;
+  }
+
+  private FileChannel openAtPath() throws IOException {
     try {
       FileChannel created = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
           StandardOpenOption.APPEND);
@@ -87,6 +112,7 @@ final class OwnedFile {
     if (parent == null) {
       return;
     }
+    directoryForces++; // a force that throws counts, as the file's do
     try (FileChannel directory = directories.open(parent)) {
       directory.force(true);
     } catch (IOException e) {
@@ -94,7 +120,6 @@ final class OwnedFile {
           + " in it, so the file's name is not yet durable: " + e, e);
     }
     unsyncedDirectory = null;
-    directoryForces++;
   }
 
   long directoryForces() {
