@@ -98,6 +98,9 @@ final class ByteTarget {
       try {
         position = file.position();
       } catch (IOException notSeekable) { // a pipe ("Illegal seek"): a channel with no position to keep
+        if (notSeekable instanceof ClosedChannelException) {
+          throw notSeekable;
+        }
         Checks.requireState(!fsync, "fsync needs a regular file, but the FileChannel is not one (%s)",
             notSeekable.getMessage());
         return new ByteTarget(channel, null, null, false, 0, false);
@@ -251,13 +254,13 @@ final class ByteTarget {
     }
     WritableByteChannel target = requireNonNull(channel, "channel");
     while (source.hasRemaining()) {
-      writeCalls++;
       try {
         requireUnchanged(); // a truncation between two calls: the next would leave a hole (or land elsewhere)
       } catch (IOException changed) {
         handedEnd = position; // this call was not made
         throw changed;
       }
+      writeCalls++;
       int written;
       try {
         written = target.write(source);
@@ -283,7 +286,8 @@ final class ByteTarget {
     if (file != null && file.size() != position) {
       changedUnderSink = true;
       throw new IOException("the file changed under the sink (truncated, or written by another) while it wrote"
-          + " a batch: the batch's bytes are in it, or in a copy, at offsets the sink cannot tell");
+          + " a batch" + (position == batchStart ? ", before any of it went out"
+              : ": the batch's bytes are in it, or in a copy, at offsets the sink cannot tell"));
     }
   }
 
@@ -379,7 +383,7 @@ final class ByteTarget {
    */
   private void truncate() throws IOException {
     FileChannel target = openFile();
-    if (target.size() < position) {
+    if (changedUnderSink || target.size() < position) { // another file now (a reopen), or shorter: nothing to cut
       rollBackPending = false;
       return;
     }
