@@ -67,9 +67,9 @@ import org.jspecify.annotations.Nullable;
  * <h2>Threads and closing</h2>
  * The sink must be the only writer of its file, stream or channel. A file truncated under it (as {@code logrotate}'s
  * {@code copytruncate} does) takes the next batch at its new end, at true offsets: the sink reads a file's position
- * at each batch, and checks it after each write call. A file that changed during a batch's writes tells the
- * items of that batch whose bytes went out {@link OutcomeUnknownException} (their bytes are in it, at offsets the
- * sink cannot tell), and is not cut; so is a file reopened after an interrupt that is another file at the path.
+ * at each batch, and checks it before each write call and the force. A file that changed during a batch's writes
+ * tells the items of that batch whose bytes went out {@link OutcomeUnknownException} (their bytes are in it, at
+ * offsets the sink cannot tell), and is not cut; so is a file reopened after an interrupt that is another file at the path.
  * A path that is not a regular file (a named pipe, a device such as {@code /dev/stdout}), or a {@code FileChannel}
  * that cannot seek (a pipe), is written as another channel is: nothing to position or roll back, no fsync (refused),
  * and a failed write (an interrupt's too) breaks the sink. Give a device by its path: a {@code FileChannel} on one
