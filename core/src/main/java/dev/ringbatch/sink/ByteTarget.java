@@ -209,7 +209,9 @@ final class ByteTarget {
         try {
           FileChannel f = openFile(); // reopened first if an interrupt closed it after its batch was written
           position = f.size();
-          f.position(position); // a channel that does not append writes there too
+          if (owned == null) {
+            f.position(position); // a channel given without APPEND writes there too (the sink's own file appends)
+          }
           changedUnderSink = false; // whatever the file is now, the batch begins at its end
         } catch (ClosedChannelException closed) {
           throw new IOException("the channel is closed: nothing of the batch was written", closed);
