@@ -21,21 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
 /** ByteSink on targets other than a plain regular file, and rotations at odd moments: a close mid-batch, before the first batch. */
 @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ByteSinkOddTargetsAndRotationsTest {
-
-  /** Runs {@code work} on a thread of its own: a FIFO's open blocks until its other end opens, and the common pool may have one worker. */
-  private static <V> CompletableFuture<V> ownThread(java.util.function.Supplier<V> work) {
-    CompletableFuture<V> result = new CompletableFuture<>();
-    Thread thread = new Thread(() -> {
-      try {
-        result.complete(work.get());
-      } catch (Throwable t) {
-        result.completeExceptionally(t);
-      }
-    }, "bytesink-test-helper");
-    thread.setDaemon(true);
-    thread.start();
-    return result;
-  }
   private static final Duration WAIT = Duration.ofSeconds(10);
   private static final ByteSink.Encoder<String> LINES =
       (line, buffer) -> buffer.put((line + "\n").getBytes(StandardCharsets.UTF_8));
@@ -79,7 +64,7 @@ class ByteSinkOddTargetsAndRotationsTest {
     sink.write(RecordingBatch.of("kept"));
     String big = "x".repeat(20); // larger than the buffer: written alone, before "wait" is encoded
     RecordingBatch<String, Long> late = RecordingBatch.of(big, "wait");
-    CompletableFuture<Throwable> lateThrown = ownThread(() -> {
+    CompletableFuture<Throwable> lateThrown = OwnThread.supply(() -> {
       try {
         sink.write(late);
         return null;
@@ -174,7 +159,7 @@ class ByteSinkOddTargetsAndRotationsTest {
   void toFileOnANamedPipe_itemsToldWritten_notOutcomeUnknown() throws Exception {
     Path fifo = dir.resolve("pipe");
     assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
-    CompletableFuture<byte[]> read = ownThread(() -> {
+    CompletableFuture<byte[]> read = OwnThread.supply(() -> {
       try (java.io.InputStream in = Files.newInputStream(fifo)) {
         return in.readAllBytes();
       } catch (java.io.IOException e) {

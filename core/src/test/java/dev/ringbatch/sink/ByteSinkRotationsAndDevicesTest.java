@@ -2,6 +2,7 @@ package dev.ringbatch.sink;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.ringbatch.OutcomeUnknownException;
 import java.nio.ByteBuffer;
@@ -10,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -21,21 +23,6 @@ import org.junit.jupiter.api.io.TempDir;
 /** ByteSink against rotations during a write, channels without APPEND, devices and pipes, and forces that throw. */
 @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ByteSinkRotationsAndDevicesTest {
-
-  /** Runs {@code work} on a thread of its own: a FIFO's open blocks until its other end opens, and the common pool may have one worker. */
-  private static <V> CompletableFuture<V> ownThread(java.util.function.Supplier<V> work) {
-    CompletableFuture<V> result = new CompletableFuture<>();
-    Thread thread = new Thread(() -> {
-      try {
-        result.complete(work.get());
-      } catch (Throwable t) {
-        result.completeExceptionally(t);
-      }
-    }, "bytesink-test-helper");
-    thread.setDaemon(true);
-    thread.start();
-    return result;
-  }
   private static final ByteSink.Encoder<String> LINES =
       (line, buffer) -> buffer.put((line + "\n").getBytes(StandardCharsets.UTF_8));
 
@@ -125,9 +112,8 @@ class ByteSinkRotationsAndDevicesTest {
     };
     RecordingBatch<String, Long> batch = RecordingBatch.of("big");
     try (ByteSink<String> sink = ByteSink.toFile(file, renaming).bufferSize(size).maxRecordBytes(size).build()) {
-      Thread[] consumer = new Thread[1];
       CompletableFuture<Throwable> thrown = new CompletableFuture<>();
-      consumer[0] = new Thread(() -> {
+      Thread consumer = new Thread(() -> {
         try {
           sink.write(batch);
           thrown.complete(null);
@@ -135,31 +121,26 @@ class ByteSinkRotationsAndDevicesTest {
           thrown.complete(t);
         }
       });
-      consumer[0].start();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-      while (!(Files.exists(rotated) && Files.size(rotated) > 0) && System.nanoTime() < deadline) {
-        Thread.onSpinWait();
-      }
-      consumer[0].interrupt(); // while the write call is in progress
+      consumer.start();
+      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(1))
+          .until(() -> Files.exists(rotated) && Files.size(rotated) > 0);
+      consumer.interrupt(); // while the write call is in progress
       Throwable outcome = thrown.get(30, TimeUnit.SECONDS);
       long inRotated = Files.size(rotated);
       boolean toldNotWritten = outcome != null && !OutcomeUnknownException.isIn(outcome)
           || batch.failed().values().stream().anyMatch(f -> !OutcomeUnknownException.isIn(f));
-      System.out.println("outcome=" + outcome + " failed=" + batch.failed() + " completed=" + batch.completed()
-          + " rotated=" + inRotated);
       if (toldNotWritten) {
         assertThat(inRotated).as("bytes of a batch told 'not written' (%s) in the renamed file", outcome).isZero();
       }
     }
   }
 
-
   /** toChannel with a FileChannel on a named pipe (as FileOutputStream(FileDescriptor.out).getChannel() in a container). */
   @Test
   void toChannel_fileChannelOnAPipe_builds_andWrites() throws Exception {
     Path fifo = dir.resolve("pipe2");
     assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
-    CompletableFuture<byte[]> read = ownThread(() -> {
+    CompletableFuture<byte[]> read = OwnThread.supply(() -> {
       try (java.io.InputStream in = Files.newInputStream(fifo)) {
         return in.readAllBytes();
       } catch (java.io.IOException e) {

@@ -10,8 +10,6 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -107,31 +105,15 @@ class BatchWriteObservationHandlerFailureTest {
   }
 
   /** Throws from the first onScopeClosed only. */
-  private static final class ThrowsOnceOnScopeClosed implements ObservationHandler<Observation.Context> {
+  private static final class ThrowsOnceOnScopeClosed extends RecordingObservationHandler {
     final AtomicBoolean thrown = new AtomicBoolean();
-    final List<Observation.Context> started = new CopyOnWriteArrayList<>();
-    final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
-
-    @Override
-    public void onStart(Observation.Context context) {
-      started.add(context);
-    }
-
-    @Override
-    public void onStop(Observation.Context context) {
-      stopped.add(context);
-    }
 
     @Override
     public void onScopeClosed(Observation.Context context) {
+      super.onScopeClosed(context);
       if (thrown.compareAndSet(false, true)) {
         throw new IllegalStateException("tracing handler bug");
       }
-    }
-
-    @Override
-    public boolean supportsContext(Observation.@Nullable Context context) {
-      return true;
     }
   }
 
@@ -142,7 +124,7 @@ class BatchWriteObservationHandlerFailureTest {
   @Test
   void aHandlerThrowingOnStart_theHandlersBeforeItSeeOneStopPerStart() throws Exception {
     ObservationRegistry registry = ObservationRegistry.create();
-    Recording first = new Recording();
+    RecordingObservationHandler first = new RecordingObservationHandler();
     registry.observationConfig().observationHandler(first).observationHandler(new ObservationHandler<>() {
       @Override
       public void onStart(Observation.Context context) {
@@ -173,7 +155,7 @@ class BatchWriteObservationHandlerFailureTest {
   @Test
   void aHandlerThrowingOnScopeOpened_theHandlersBeforeItSeeTheScopeClose() throws Exception {
     ObservationRegistry registry = ObservationRegistry.create();
-    Recording first = new Recording();
+    RecordingObservationHandler first = new RecordingObservationHandler();
     registry.observationConfig().observationHandler(first).observationHandler(new ObservationHandler<>() {
       @Override
       public void onScopeOpened(Observation.Context context) {
@@ -195,37 +177,5 @@ class BatchWriteObservationHandlerFailureTest {
     assertThat(first.closed).as("scope closes seen by the handler that saw the scope open")
         .containsExactlyElementsOf(first.opened);
     assertThat(first.stopped).hasSize(1);
-  }
-
-  private static final class Recording implements ObservationHandler<Observation.Context> {
-    final List<Observation.Context> started = new CopyOnWriteArrayList<>();
-    final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
-    final List<Observation.Context> opened = new CopyOnWriteArrayList<>();
-    final List<Observation.Context> closed = new CopyOnWriteArrayList<>();
-
-    @Override
-    public void onScopeOpened(Observation.Context context) {
-      opened.add(context);
-    }
-
-    @Override
-    public void onScopeClosed(Observation.Context context) {
-      closed.add(context);
-    }
-
-    @Override
-    public void onStart(Observation.Context context) {
-      started.add(context);
-    }
-
-    @Override
-    public void onStop(Observation.Context context) {
-      stopped.add(context);
-    }
-
-    @Override
-    public boolean supportsContext(Observation.@Nullable Context context) {
-      return true;
-    }
   }
 }

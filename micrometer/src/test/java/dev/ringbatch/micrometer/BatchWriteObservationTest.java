@@ -9,22 +9,18 @@ import dev.ringbatch.BatchSink;
 import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
 import io.micrometer.common.KeyValue;
-import io.micrometer.observation.Observation;
-import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 class BatchWriteObservationTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
   private final ObservationRegistry registry = ObservationRegistry.create();
-  private final Recorder recorder = new Recorder();
+  private final RecordingObservationHandler recorder = new RecordingObservationHandler();
 
   BatchWriteObservationTest() {
     registry.observationConfig().observationHandler(recorder);
@@ -118,26 +114,5 @@ class BatchWriteObservationTest {
   private List<String> outcomes() {
     return recorder.stopped.stream().map(c -> c.getLowCardinalityKeyValue("outcome")).map(KeyValue::getValue)
         .toList();
-  }
-
-  /** Records what it is told, on whichever thread tells it. */
-  private static final class Recorder implements ObservationHandler<Observation.Context> {
-    final List<Observation.Context> started = new CopyOnWriteArrayList<>();
-    final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
-
-    @Override
-    public void onStart(Observation.Context context) {
-      started.add(context);
-    }
-
-    @Override
-    public void onStop(Observation.Context context) {
-      stopped.add(context);
-    }
-
-    @Override
-    public boolean supportsContext(Observation.@Nullable Context context) {
-      return true;
-    }
   }
 }
