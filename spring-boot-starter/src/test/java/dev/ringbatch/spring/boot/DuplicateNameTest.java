@@ -8,8 +8,6 @@ import dev.ringbatch.Batcher;
 import dev.ringbatch.BatcherConfig;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
-import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -60,22 +58,6 @@ class DuplicateNameTest {
     runner.withUserConfiguration(FactoryAndHandMade.class)
         .run(context -> assertThat(context.getStartupFailure()).rootCause()
             .isInstanceOf(IllegalStateException.class).hasMessage(MESSAGE));
-  }
-
-  /** With Micrometer (any Actuator application), the meter binder meets the clash first: the same refusal. */
-  @Test
-  void handMadeBeanOfAFactoryBatchersName_failsStartupNamingTheName_withMetricsToo() {
-    runner.withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class,
-            SimpleMetricsExportAutoConfiguration.class, BatcherMetricsAutoConfiguration.class))
-        .withUserConfiguration(FactoryAndHandMade.class)
-        .run(context -> {
-          Throwable failure = context.getStartupFailure();
-          assertThat(failure).isNotNull();
-          while (failure.getCause() != null) {
-            failure = failure.getCause(); // the innermost (the binder's bean may throw it unwrapped)
-          }
-          assertThat(failure).isInstanceOf(IllegalStateException.class).hasMessage(MESSAGE);
-        });
   }
 
   @Test
