@@ -49,7 +49,8 @@ import org.junit.jupiter.api.Test;
  * accepted never decreases on a thread; close reports balance; every future completes; the sink is never
  * called after close returned; no item is handed twice (a retry only of items the failed attempt recorded
  * nothing for); a kept Batch never shows another id; what callers were told matches what the sink recorded;
- * close returns within its timeout + 3 s; a future's own dependent action sees its item counted; an idle
+ * close returns within its timeout + 3 s; a future's own dependent action sees its item counted; once settled,
+ * each stats category holds what its callers were told ({@link StatsAgainstCallers}); an idle
  * batcher's close drains; the consumer thread ends within 5 s. Violations are counted by kind with seeds, and
  * the test fails at the end with a summary.
  * <ul>
@@ -285,6 +286,9 @@ class HookChaosTest {
     BatcherStats end = batcher.stats();
     if (end.accepted() != end.written() + end.failed() + end.abandoned()) {
       r.violation("final-stats-unbalanced", "after the round settled: " + end);
+    }
+    if (r.byId.values().stream().allMatch(s -> s.future == null || s.future.isDone())) {
+      StatsAgainstCallers.check(r, end);
     }
     submissions += r.nextId.get();
   }

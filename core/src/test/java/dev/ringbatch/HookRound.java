@@ -364,7 +364,8 @@ final class HookRound {
     try {
       ok = b.offer(id);
     } catch (Throwable t) {
-      ok = false;
+      byId.put(id, new Submission(id, origin + " offer (threw " + t + ")", null, false, closedBefore));
+      return;
     }
     byId.put(id, new Submission(id, origin + " offer", null, ok, closedBefore));
     if (ok && closedBefore) {
@@ -634,6 +635,17 @@ final class HookRound {
     final List<Attempt> attempts = new ArrayList<>(2);
     final List<Integer> positions = new ArrayList<>(2);
     int successes;
+  }
+
+  /** How many sink attempts recorded {@code id} written. */
+  int successesOf(long id) {
+    ItemLog log = items.get(id);
+    if (log == null) {
+      return 0;
+    }
+    synchronized (log) {
+      return log.successes;
+    }
   }
 
   /** Invariants 3 and 4, at the start of every sink call. */
