@@ -62,4 +62,22 @@ class ContextStopAndStartTest {
       assertThatCode(context::start).doesNotThrowAnyException();
     });
   }
+
+  /**
+   * Spring 7's {@code pause()} / {@code restart()} stop and start again every pauseable lifecycle; the batchers' is
+   * not pauseable (its stop closes them for good): after a restart they still take items and the health stays up.
+   */
+  @Test
+  void contextRestart_batchersStillTakeItems_andHealthStaysUp() {
+    runner.withUserConfiguration(FactoryBatcher.class).run(context -> {
+      @SuppressWarnings("unchecked")
+      Batcher<String, Void> orders = context.getBean("orders", Batcher.class);
+      HealthIndicator health = context.getBean("ringbatchHealthIndicator", HealthIndicator.class);
+
+      context.restart(); // pause() then start() of the pauseable lifecycles
+
+      assertThat(orders.submit("after the restart")).succeedsWithin(Duration.ofSeconds(5));
+      assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+    });
+  }
 }

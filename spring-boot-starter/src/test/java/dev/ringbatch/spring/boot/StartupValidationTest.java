@@ -1,20 +1,35 @@
 package dev.ringbatch.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ringbatch.AsyncBatchSink;
+import dev.ringbatch.BatchSink;
+import dev.ringbatch.Batcher;
+import dev.ringbatch.BatcherConfig;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.env.SystemEnvironmentPropertySource;
 
-/** Bad {@code ringbatch.*} values that fail startup, naming the property (issue 21). */
+/**
+ * Bad or mistyped {@code ringbatch.*} properties fail startup, naming the property and its value; settings that
+ * apply to nothing are reported.
+ */
+@ExtendWith(OutputCaptureExtension.class)
 class StartupValidationTest {
 
   private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -180,5 +195,151 @@ class StartupValidationTest {
             .isInstanceOf(InvalidConfigurationPropertyValueException.class)
             .hasMessage("Property ringbatch.health.degraded-status with value '" + code + "' is invalid: "
                 + "degraded-status must name a status other than UP, such as OUT_OF_SERVICE"));
+  }
+  /**
+   * A camel-case batcher name ({@code create("orderEvents", ...)}) binds from application.properties (Boot keeps
+   * a map key's case), but when its batch is larger than its ring the refusal is Boot's "Configuration property
+   * name ... is not valid", about a name Boot just bound, instead of the rule and the value.
+   */
+  @Test
+  void camelCaseBatcherName_batchLargerThanRing_failsStartupWithTheRule_notAnInvalidName() {
+    runner.withPropertyValues("ringbatch.batchers.orderEvents.ring-size=64",
+            "ringbatch.batchers.orderEvents.max-batch-size=128")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessageContaining("maxBatchSize (128) must not exceed ringSize (64)"));
+  }
+
+  /** {@code ringbatch.batcher.} (no s) is a typo of the one map the user configures: the batcher keeps its defaults. */
+  @Test
+  void keyUnderAMistypedBatchersPrefix_failsStartupNamingIt() {
+    runner.withPropertyValues("ringbatch.batcher.events.ring-size=64")
+        .run(context -> assertThat(context.getStartupFailure()).as("startup failure")
+            .isNotNull().rootCause().hasMessageContaining("ringbatch.batcher.events.ring-size"));
+  }
+
+  /** A mistyped shutdown budget leaves the 30 s default in force, without a word. */
+  @Test
+  void mistypedShutdownTimeout_failsStartupNamingIt() {
+    runner.withPropertyValues("ringbatch.shutdown-timout=120s")
+        .run(context -> assertThat(context.getStartupFailure()).as("startup failure")
+            .isNotNull().rootCause().hasMessageContaining("ringbatch.shutdown-timout")
+            .hasMessageContaining("the nearest is ringbatch.shutdown-timeout"));
+  }
+
+  /** A mistyped health key leaves the 30 s max-write-age in force, without a word. */
+  @Test
+  void mistypedHealthKey_failsStartupNamingIt() {
+    runner.withPropertyValues("ringbatch.health.max-write-aeg=5m")
+        .run(context -> assertThat(context.getStartupFailure()).as("startup failure")
+            .isNotNull().rootCause().hasMessageContaining("ringbatch.health.max-write-aeg")
+            .hasMessageContaining("the nearest is ringbatch.health.max-write-age"));
+  }
+
+  /** Every key outside the batchers' settings, in each form Boot binds, starts the application; so does another's. */
+  @Test
+  void everyOtherSetting_inEachFormBootBinds_startsTheApplication() {
+    runner.withPropertyValues("ringbatch.enabled=true", "ringbatch.shutdown-timeout=20s",
+            "ringbatch.metrics.enabled=false", "ringbatch.metrics.itemWaits=false",
+            "ringbatch.health.degraded-status=DEGRADED", "ringbatch.health.ring_full_for=5s",
+            "ringbatch.health.failure-ratio=0.4", "ringbatch.health.failure-window=2m",
+            "ringbatch.health.max-write-age=1m", "ringbatch.health.failure-min-items=5",
+            "ringbatch.web.overload-mapping.enabled=false", "ringbatch.web.overload-mapping.retry-after=2s",
+            "ringbatch.web.data-access-mapping.enabled=false", "ringbatch.jdbc.exception-translation.enabled=true",
+            "ringbatch.observations.enabled=true", "ringbatch.defaults.retry.max-attempts=2",
+            "ringbatch.batchers.events.retry.initial-backoff=10ms", "ringbatch.loadtest.callers=64")
+        .run(context -> assertThat(context).hasNotFailed());
+  }
+
+  /** Durations of the health read without a unit are seconds too, as the failure window always was. */
+  @Test
+  void unitlessHealthDurations_readAsSeconds() {
+    runner.withPropertyValues("ringbatch.health.ring-full-for=10", "ringbatch.health.max-write-age=30")
+        .run(context -> {
+          BatcherProperties.Health health = context.getBean(BatcherProperties.class).getHealth();
+          assertThat(health.getRingFullFor()).isEqualTo(Duration.ofSeconds(10));
+          assertThat(health.getMaxWriteAge()).isEqualTo(Duration.ofSeconds(30));
+        });
+  }
+
+  /**
+   * Two keys of one block, both documented with seconds-scale defaults ({@code 30s}, {@code 1m}): a unit-less
+   * failure-window is seconds, a unit-less shutdown-timeout milliseconds. {@code ringbatch.shutdown-timeout=30}
+   * gives the drain 30 ms and abandons what the batchers hold.
+   */
+  @Test
+  void unitlessShutdownTimeout_readAsSeconds_likeTheUnitlessFailureWindow() {
+    runner.withPropertyValues("ringbatch.shutdown-timeout=30", "ringbatch.health.failure-window=30")
+        .run(context -> {
+          BatcherProperties properties = context.getBean(BatcherProperties.class);
+          assertThat(properties.getHealth().getFailureWindow()).isEqualTo(Duration.ofSeconds(30));
+          assertThat(properties.getShutdownTimeout()).isEqualTo(Duration.ofSeconds(30));
+        });
+  }
+
+  private final ApplicationContextRunner withEvents = runner.withUserConfiguration(Events.class);
+
+  /** A batcher created without a weigher. */
+  @Configuration(proxyBeanMethods = false)
+  static class Events {
+    @Bean
+    Batcher<String, Void> events(BatcherFactory batchers) {
+      return batchers.create("events", BatchSink.noResult(items -> { }));
+    }
+  }
+
+  /** A byte limit needs a weigher: without one, startup fails naming the property, not the core's Batcher.of. */
+  @Test
+  void byteLimitOfTheBatcher_createWithoutWeigher_failsStartupNamingTheProperty() {
+    withEvents.withPropertyValues("ringbatch.batchers.events.max-batch-bytes=1000000")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessageContaining("ringbatch.batchers.events.max-batch-bytes"));
+  }
+
+  @Test
+  void byteLimit_asyncAndShardedBatchers_failStartupNamingTheProperty() {
+    runner.withPropertyValues("ringbatch.batchers.async.max-batch-bytes=1000")
+        .run(context -> {
+          BatcherFactory factory = context.getBean(BatcherFactory.class);
+          assertThatThrownBy(() -> factory.createAsync("async",
+                  (AsyncBatchSink<String, Void>) batch -> CompletableFuture.completedFuture(null)))
+              .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+              .hasMessageContaining("ringbatch.batchers.async.max-batch-bytes")
+              .hasMessageContaining("asynchronous");
+          assertThatThrownBy(() -> factory.createSharded("async", shard -> BatchSink.<String>noResult(items -> { })))
+              .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+              .hasMessageContaining("ringbatch.batchers.async.max-batch-bytes")
+              .hasMessageContaining("sharded");
+          assertThat(factory.created()).isEmpty();
+        });
+  }
+
+  @Test
+  void byteLimitOfTheDefaults_createWithoutWeigher_failsStartupNamingTheDefaultsProperty() {
+    withEvents.withPropertyValues("ringbatch.defaults.max-batch-bytes=1000000")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+            .hasMessageContaining("ringbatch.defaults.max-batch-bytes"));
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class HandMade {
+    @Bean
+    Batcher<String, Void> audit() {
+      return Batcher.of("audit", BatcherConfig.ofDefaults(), BatchSink.noResult(items -> { }));
+    }
+  }
+
+  /** Settings for a Batcher bean built by hand, which reads none, are reported as settings for no batcher are. */
+  @Test
+  void propertiesForAHandMadeBatcherBean_thatItDoesNotRead_areReportedAtStartup(CapturedOutput output) {
+    runner.withUserConfiguration(HandMade.class)
+        .withPropertyValues("ringbatch.batchers.audit.ring-size=64")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.getBean("audit", Batcher.class).config().ringSize()).isEqualTo(4096); // ignored
+          assertThat(output).contains("ringbatch.batchers.audit");
+        });
   }
 }

@@ -119,6 +119,7 @@ public class BatcherFactory implements AutoCloseable {
    */
   public <T, R> Batcher<T, R> create(String name, BatchSink<T, R> sink) {
     requireUnsharded(name);
+    requireNoByteLimit(name, "create the batcher with a weigher: create(name, weigher, sink)");
     return register(name, () -> Batcher.of(name, config(name), decorate(name, sink)), List.of(sink));
   }
 
@@ -132,6 +133,7 @@ public class BatcherFactory implements AutoCloseable {
   public <T, R> Batcher<T, R> createAsync(String name, AsyncBatchSink<T, R> sink) {
     requireUnsharded(name);
     requireNonNull(sink, "sink");
+    requireNoByteLimit(name, "an asynchronous batcher takes no weigher");
     // decorated inside register, after the name is taken: a refused duplicate must not touch the tracker's entry
     return register(name, () -> Batcher.ofAsync(name, config(name), decorateAsync(name, sink)), List.of(sink));
   }
@@ -144,6 +146,7 @@ public class BatcherFactory implements AutoCloseable {
   public <T, R> Batcher<T, R> createSharded(String name, Function<? super T, ?> key,
       IntFunction<? extends BatchSink<T, R>> sinks) {
     requireNonNull(key, "key");
+    requireNoByteLimit(name, "a sharded batcher takes no weigher");
     List<Object> made = new CopyOnWriteArrayList<>();
     return register(name,
         () -> Batcher.sharded(name, config(name), mapper.shards(name), key, recording(name, sinks, made)), made);
@@ -151,6 +154,7 @@ public class BatcherFactory implements AutoCloseable {
 
   /** Creates and starts a sharded batcher whose items go round-robin over the shards, in no order. */
   public <T, R> Batcher<T, R> createSharded(String name, IntFunction<? extends BatchSink<T, R>> sinks) {
+    requireNoByteLimit(name, "a sharded batcher takes no weigher");
     List<Object> made = new CopyOnWriteArrayList<>();
     return register(name,
         () -> Batcher.sharded(name, config(name), mapper.shards(name), recording(name, sinks, made)), made);
@@ -395,6 +399,16 @@ public class BatcherFactory implements AutoCloseable {
       decorated = decorator.decorateAsync(name, decorated);
     }
     return decorated;
+  }
+
+  /**
+   * A byte limit needs a weigher, which this way of creating takes none of: refused before the batcher is built,
+   * naming the property that set it (else the core refuses it, naming no property).
+   */
+  private void requireNoByteLimit(String name, String instead) {
+    if (config(name).limits().hasByteLimit()) {
+      mapper.requireNoByteLimitProperty(name, instead);
+    }
   }
 
   private void requireUnsharded(String name) {

@@ -75,16 +75,23 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
   public void start() {
     running = true;
     Set<String> names = new HashSet<>();
+    Set<String> handMade = new HashSet<>();
     Set<Batcher<?, ?>> fromFactory = Collections.newSetFromMap(new IdentityHashMap<>());
     fromFactory.addAll(factory.created());
     for (Batcher<?, ?> batcher : batchers()) {
-      names.add(batcher.name());
-      if (!fromFactory.contains(batcher)) {
+      if (fromFactory.contains(batcher)) {
+        names.add(batcher.name());
+      } else {
+        handMade.add(batcher.name());
         factory.reserve(batcher); // a hand-made Batcher bean: its name clashes with none, and no later create takes it
       }
     }
     for (String configured : factory.configuredNames().keySet()) {
-      if (!names.contains(configured)) {
+      if (handMade.contains(configured)) {
+        LOG.warn("ringbatch.batchers." + configured + ".* is set, but the batcher named '" + configured + "' is a"
+            + " Batcher bean built without the BatcherFactory, which reads no properties; create it with the"
+            + " BatcherFactory (or build it with BatcherFactory.config(name))");
+      } else if (!names.contains(configured)) {
         LOG.warn("ringbatch.batchers." + configured + ".* is set, but no batcher named '"
             + configured + "' was created; check the name");
       }
@@ -143,6 +150,15 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
   @Override
   public int getPhase() {
     return PHASE;
+  }
+
+  /**
+   * Not pauseable: a pause ({@code ConfigurableApplicationContext.pause()} and {@code restart()} of Spring 7) stops
+   * and later starts again what it pauses, and a stop closes the batchers for good. (No {@code @Override}: Spring 6,
+   * of the Boot 3 starter, has no such method.)
+   */
+  public boolean isPauseable() {
+    return false;
   }
 
   /** The factory's batchers and the Batcher beans, each once, without those their owners closed. */

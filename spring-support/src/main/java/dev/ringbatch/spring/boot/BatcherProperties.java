@@ -28,9 +28,10 @@ public class BatcherProperties {
   private boolean enabled = true;
 
   /**
-   * How long the shutdown waits, in total, for the batchers to drain before abandoning what is left; positive.
-   * The batchers close in parallel, each within its own close-timeout bounded by this.
+   * How long the shutdown waits, in total, for the batchers to drain before abandoning what is left (seconds if
+   * no unit is given); positive. The batchers close in parallel, each within its own close-timeout bounded by this.
    */
+  @DurationUnit(ChronoUnit.SECONDS)
   private Duration shutdownTimeout = Duration.ofSeconds(30);
 
   /** Settings every batcher starts from. */
@@ -194,7 +195,11 @@ public class BatcherProperties {
     /** The status of a batcher whose ring stays full or whose recent failure ratio is too high. */
     private String degradedStatus = "OUT_OF_SERVICE";
 
-    /** How long the ring must be seen full, from one health check to a later one, to report degraded. */
+    /**
+     * How long the ring must be seen full, from one health check to a later one, to report degraded (seconds if
+     * no unit is given).
+     */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration ringFullFor = Duration.ofSeconds(10);
 
     /** Above this share of failed items among the recent ones the batcher is degraded; 1 turns the check off. */
@@ -208,9 +213,10 @@ public class BatcherProperties {
     private Duration failureWindow = Duration.ofMinutes(1);
 
     /**
-     * A sink write in progress for this long makes the batcher degraded: a hung database call. Set it above
-     * the longest write a healthy sink makes, its query timeout included.
+     * A sink write in progress for this long makes the batcher degraded: a hung database call (seconds if no unit
+     * is given). Set it above the longest write a healthy sink makes, its query timeout included.
      */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration maxWriteAge = Duration.ofSeconds(30);
 
     /** The fewest items the window must hold before its failure ratio counts; below it the ratio is only shown. */

@@ -37,8 +37,9 @@ final class PropertiesConfigMapper {
     /** The one found first in {@code environment}'s property sources, highest precedence first. */
     static Precedence of(Environment environment) {
       return (first, second) -> {
-        ConfigurationPropertyName a = ConfigurationPropertyName.of(first);
-        ConfigurationPropertyName b = ConfigurationPropertyName.of(second);
+        // adapt, not of: a batcher's name may have capitals ("orderEvents"), which Boot binds as a map key
+        ConfigurationPropertyName a = ConfigurationPropertyName.adapt(first, '.');
+        ConfigurationPropertyName b = ConfigurationPropertyName.adapt(second, '.');
         for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
           if (source.getConfigurationProperty(a) != null) {
             return first;
@@ -202,6 +203,21 @@ final class PropertiesConfigMapper {
             + " configuration: " + e.getMessage(), e);
       }
       throw new InvalidConfigurationPropertyValueException(property, value, e.getMessage());
+    }
+  }
+
+  /**
+   * @throws InvalidConfigurationPropertyValueException if {@code max-batch-bytes} is set for the batcher
+   *     {@code name} (its own or the defaults'), saying what to do {@code instead}
+   */
+  void requireNoByteLimitProperty(String name, String instead) {
+    Settings own = properties.getBatchers().get(name);
+    Long bytes = valueOf(own, properties.getDefaults(), Settings::getMaxBatchBytes);
+    if (bytes != null) {
+      String property = lastSet("ringbatch.batchers." + name, own, "max-batch-bytes", Settings::getMaxBatchBytes);
+      throw new InvalidConfigurationPropertyValueException(property, bytes, "max-batch-bytes needs a weigher, which"
+          + " batcher '" + name + "' is created without: " + instead + (property.startsWith("ringbatch.defaults.")
+          ? " (set it under ringbatch.batchers.<name>. for the batchers created with a weigher only)" : ""));
     }
   }
 

@@ -4,6 +4,7 @@ import java.beans.PropertyDescriptor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import org.springframework.beans.BeanUtils;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
@@ -15,18 +16,23 @@ import org.springframework.boot.context.properties.source.IterableConfigurationP
 import org.springframework.core.env.Environment;
 
 /**
- * Refuses a key under {@code ringbatch.batchers.<name>.} or {@code ringbatch.defaults.} that is no batcher
- * setting ({@code ring-sise}), naming the nearest one: Spring Boot binds a map of settings without a word
- * about keys it does not know, and the batcher would silently keep its default. Keys are compared as Boot
- * binds them: in any case, with or without dashes, underscores or (from environment variables) dots between
- * their words. Called once, at startup.
+ * Refuses a key under {@code ringbatch.} that is no setting ({@code ringbatch.batchers.audit.ring-sise},
+ * {@code ringbatch.shutdown-timout}), naming the nearest one: Spring Boot binds the properties without a word
+ * about keys it does not know, and the batcher, the shutdown or the health would silently keep its default. A
+ * key under {@code ringbatch.batchers.<name>.} or {@code ringbatch.defaults.} is compared with the batcher
+ * settings, any other with the rest, when its first word is one of theirs or a typo of one: a key such as
+ * {@code ringbatch.stress.items} (a tool's system property) is nobody's setting and left alone. Keys are compared as Boot binds them: in any case, with or without dashes,
+ * underscores or (from environment variables) dots between their words. Called once, at startup.
  */
 final class SettingsKeyCheck {
+  private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("ringbatch");
   private static final ConfigurationPropertyName BATCHERS = ConfigurationPropertyName.of("ringbatch.batchers");
   private static final ConfigurationPropertyName DEFAULTS = ConfigurationPropertyName.of("ringbatch.defaults");
 
-  /** Every setting, dashed: {@code ring-size}, ..., {@code retry.max-attempts}. */
-  static final List<String> KEYS = keys();
+  /** Every batcher setting, dashed: {@code ring-size}, ..., {@code retry.max-attempts}. */
+  static final List<String> KEYS = keys(BatcherProperties.Settings.class);
+  /** Every other key under {@code ringbatch.}, dashed: {@code enabled}, ..., {@code health.max-write-age}. */
+  private static final List<String> OTHER_KEYS = keys(BatcherProperties.class);
 
   private SettingsKeyCheck() {}
 
@@ -42,7 +48,8 @@ final class SettingsKeyCheck {
   }
 
   private static void check(ConfigurationPropertySource source, ConfigurationPropertyName name) {
-    int first = BATCHERS.isAncestorOf(name) ? 3 : DEFAULTS.isAncestorOf(name) ? 2 : -1;
+    boolean setting = BATCHERS.isAncestorOf(name) || DEFAULTS.isAncestorOf(name);
+    int first = BATCHERS.isAncestorOf(name) ? 3 : DEFAULTS.isAncestorOf(name) ? 2 : ROOT.isAncestorOf(name) ? 1 : -1;
     if (first < 0 || name.getNumberOfElements() <= first) {
       return;
     }
@@ -52,15 +59,34 @@ final class SettingsKeyCheck {
       key.append(i == first ? "" : ".").append(name.getElement(i, Form.DASHED));
       uniform.append(name.getElement(i, Form.UNIFORM));
     }
-    for (String known : KEYS) {
-      if (uniform(known).equals(uniform.toString())) {
+    List<String> known = setting ? KEYS : OTHER_KEYS;
+    for (String k : known) {
+      if (uniform(k).equals(uniform.toString())) {
         return;
       }
     }
+    if (!setting && !nearOurs(name.getElement(1, Form.DASHED))) {
+      return; // another's key in our namespace (a system property -Dringbatch.x of a tool): none of ours, no typo
+    }
     ConfigurationProperty property = source.getConfigurationProperty(name);
     Object value = property == null ? "" : String.valueOf(property.getValue());
-    throw new InvalidConfigurationPropertyValueException(name.toString(), value,
-        key + " is not a batcher setting; the nearest is " + nearest(key.toString()));
+    throw new InvalidConfigurationPropertyValueException(name.toString(), value, setting
+        ? key + " is not a batcher setting; the nearest is " + nearest(key.toString(), known)
+        : "ringbatch." + key + " is not a ringbatch setting; the nearest is ringbatch." + nearest(key.toString(), known));
+  }
+
+  /**
+   * Whether {@code first}, the element after {@code ringbatch.}, is one of ours ({@code health}) or a typo of one
+   * ({@code batcher}, {@code shutdown-timout}: at most two edits away).
+   */
+  private static boolean nearOurs(String first) {
+    for (String k : OTHER_KEYS) {
+      String group = k.contains(".") ? k.substring(0, k.indexOf('.')) : k;
+      if (distance(uniform(first), uniform(group)) <= 2) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -71,10 +97,10 @@ final class SettingsKeyCheck {
     return dashed.replace("-", "").replace(".", "");
   }
 
-  private static String nearest(String key) {
-    String best = KEYS.get(0);
+  private static String nearest(String key, List<String> keys) {
+    String best = keys.get(0);
     int bestDistance = Integer.MAX_VALUE;
-    for (String known : KEYS) {
+    for (String known : keys) {
       int distance = distance(key, known);
       if (distance < bestDistance) {
         best = known;
@@ -104,18 +130,26 @@ final class SettingsKeyCheck {
     return previous[b.length()];
   }
 
-  private static List<String> keys() {
+  /**
+   * The keys {@code type}'s bean properties bind, nested ones ({@code retry.max-attempts}) too; the batchers'
+   * settings (the map and the defaults) are left out, being checked against {@link #KEYS}.
+   */
+  private static List<String> keys(Class<?> type) {
     List<String> keys = new ArrayList<>();
-    addKeys(keys, "", BatcherProperties.Settings.class);
-    addKeys(keys, "retry.", BatcherProperties.Retry.class);
+    addKeys(keys, "", type);
     return List.copyOf(keys);
   }
 
-  /** The bean properties of {@code type} that bind a value (the nested retry is listed on its own). */
   private static void addKeys(List<String> keys, String prefix, Class<?> type) {
     for (PropertyDescriptor property : BeanUtils.getPropertyDescriptors(type)) {
-      if (property.getReadMethod() != null && property.getWriteMethod() != null) {
-        keys.add(prefix + property.getName().replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT));
+      Class<?> value = property.getPropertyType();
+      String key = prefix + property.getName().replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+      boolean group = value.getEnclosingClass() == BatcherProperties.class; // health, retry, defaults, ...
+      if (property.getReadMethod() != null && (group || value == Map.class || property.getWriteMethod() != null)) {
+        keys.add(key); // a group's own key too: YAML gives an empty one ("health: {}") as a property
+      }
+      if (group && value != BatcherProperties.Settings.class) {
+        addKeys(keys, key + ".", value);
       }
     }
   }
