@@ -78,7 +78,8 @@ public final class Adaptive {
 
   /**
    * Returns a copy whose linger never exceeds {@code maxLinger}; zero never lingers (only the batch size then
-   * adapts).
+   * adapts). The value is kept as given, in latency mode too, even above half the target that {@link #latency}
+   * caps its default at.
    *
    * @throws IllegalArgumentException if {@code maxLinger} is negative, or over a second
    * @throws NullPointerException if {@code maxLinger} is null
@@ -101,7 +102,10 @@ public final class Adaptive {
     return p99;
   }
 
-  /** The longest linger the batcher may choose. Default 1 ms (latency mode: at most half the target). */
+  /**
+   * The longest linger the batcher may choose. Default 1 ms (latency mode: at most half the target, unless
+   * {@link #withMaxLinger} set it).
+   */
   public Duration maxLinger() {
     return maxLinger;
   }

@@ -157,7 +157,7 @@ public final class BatcherStats {
         + ", abandoned=" + abandoned
         + ", inFlight=" + inFlight()
         + ", batches=" + batches
-        + ", meanBatchSize=" + String.format("%.1f", meanBatchSize())
+        + ", meanBatchSize=" + String.format(java.util.Locale.ROOT, "%.1f", meanBatchSize())
         + ", largestBatchSize=" + largestBatchSize
         + ", remainingCapacity=" + remainingCapacity + '/' + ringSize
         + (limits == null ? "" : ", limits=" + limits)

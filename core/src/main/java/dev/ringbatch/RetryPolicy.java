@@ -107,9 +107,11 @@ public final class RetryPolicy {
     }
     // Durations may be as long as BatcherConfig.NO_TIMEOUT: saturate instead of overflowing toNanos().
     double base = Checks.saturatedNanos(initialBackoff) * Math.pow(multiplier, attempt - 2);
-    double capped = Math.min(base, Checks.saturatedNanos(maxBackoff));
+    double cap = Checks.saturatedNanos(maxBackoff);
+    double capped = Math.min(base, cap);
     double spread = jitter == 0 ? 0 : capped * jitter * (2 * ThreadLocalRandom.current().nextDouble() - 1);
-    long wait = Math.max(0, (long) (capped + spread)); // a double past Long.MAX_VALUE casts to Long.MAX_VALUE
+    // capped again after the jitter: maxBackoff is the longest wait (at the cap the jitter only shortens it)
+    long wait = Math.max(0, (long) Math.min(capped + spread, cap)); // past Long.MAX_VALUE casts to Long.MAX_VALUE
     return wait > Checks.saturatedNanos(maxElapsed) - Math.max(0, elapsedNanos) ? -1 : wait;
   }
 

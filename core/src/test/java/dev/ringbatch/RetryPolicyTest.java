@@ -204,4 +204,22 @@ class RetryPolicyTest {
         .isExactlyInstanceOf(IllegalStateException.class)
         .hasMessage("maxBackoff (PT1S) must not be below initialBackoff (PT2S)");
   }
+
+  /** maxBackoff is the longest wait: at the cap, the jitter only shortens a wait. */
+  @Test
+  void backoffWithTheDefaultJitter_neverExceedsMaxBackoff() {
+    RetryPolicy policy = RetryPolicy.builder().maxAttempts(100).initialBackoff(Duration.ofMillis(50))
+        .maxBackoff(Duration.ofSeconds(2)).maxElapsed(Duration.ofHours(1)).build(); // jitter 0.2, the default
+    long longest = 0;
+    long shortest = Long.MAX_VALUE;
+    for (int round = 0; round < 200; round++) {
+      // attempt 10: 50 ms * 2^8 = 12.8 s before the cap, so every wait is at the cap
+      long wait = policy.backoffNanos(10, new IOException("down"), 0);
+      longest = Math.max(longest, wait);
+      shortest = Math.min(shortest, wait);
+    }
+    assertThat(Duration.ofNanos(longest)).as("the longest of 200 waits at the cap, %s", policy)
+        .isLessThanOrEqualTo(policy.maxBackoff());
+    assertThat(Duration.ofNanos(shortest)).as("still jittered below the cap").isLessThan(Duration.ofMillis(1_900));
+  }
 }

@@ -3,9 +3,7 @@ package dev.ringbatch.internal.consume;
 import static java.util.Objects.requireNonNull;
 
 import dev.ringbatch.Batch;
-import java.util.AbstractList;
 import java.util.List;
-import java.util.RandomAccess;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * uses it later — after its write returned, after its stage completed, or once the storage holds other callers'
  * items — gets an {@link IllegalStateException} instead of another caller's item. Recording is thread-safe.
  */
-final class BatchView<T, R> extends AbstractList<T> implements Batch<T, R>, RandomAccess {
+final class BatchView<T, R> implements Batch<T, R> {
   private final PendingBatch<T, R> storage;
   private final int generation;
   private final String batcherName;
@@ -34,7 +32,10 @@ final class BatchView<T, R> extends AbstractList<T> implements Batch<T, R>, Rand
     return generation;
   }
 
-  /** The items as a read-only list that is not a {@link Batch}: for a list sink, which must not record. */
+  /**
+   * The items as a read-only list that is not a {@link Batch} (a list sink's writer must not record), checked
+   * against the generation as the view is.
+   */
   ItemsView<T> readOnlyItems() {
     return new ItemsView<>(storage, generation, size);
   }
@@ -51,13 +52,8 @@ final class BatchView<T, R> extends AbstractList<T> implements Batch<T, R>, Rand
   }
 
   @Override
-  public T get(int index) {
-    return item(index);
-  }
-
-  @Override
   public List<T> items() {
-    return this;
+    return readOnlyItems(); // a list of its own: it prints as a list, and is no Batch to record through
   }
 
   @Override

@@ -4,9 +4,9 @@ import java.util.AbstractList;
 import java.util.RandomAccess;
 
 /**
- * The items a list sink ({@link ListSink}) sees: read-only, checked against the generation it was opened with
- * like a {@link BatchView}, and not a {@link dev.ringbatch.Batch}, so the sink cannot record outcomes (the
- * writer records its returned results).
+ * A batch's items ({@link dev.ringbatch.Batch#items()}, and what a list sink sees): read-only, checked against the
+ * generation it was opened with like a {@link BatchView}, and not a {@link dev.ringbatch.Batch}, so the sink cannot
+ * record outcomes through it (a list sink's writer records its returned results).
  */
 final class ItemsView<T> extends AbstractList<T> implements RandomAccess {
   private final PendingBatch<T, ?> storage;
