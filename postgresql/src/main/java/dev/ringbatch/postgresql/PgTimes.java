@@ -40,6 +40,13 @@ final class PgTimes {
       throw PgValues.refused(column, whole, "a date column keeps no time of day, and this value has one ("
           + PgValues.shown(value) + "): pass a LocalDate");
     }
+    if ((target == PgValues.Target.TIME || target == PgValues.Target.TIMETZ) && !(value instanceof java.sql.Time)
+        && (value instanceof Instant || value instanceof OffsetDateTime || value instanceof ZonedDateTime
+        || value instanceof LocalDateTime || value instanceof java.util.Date)) {
+      throw PgValues.refused(column, whole, "a " + (target == PgValues.Target.TIME ? "time" : "timetz")
+          + " column keeps no date, and this value has one (" + PgValues.shown(value) + "): pass a "
+          + (target == PgValues.Target.TIME ? "LocalTime" : "OffsetTime"));
+    }
     if (value instanceof Instant instant) {
       return instant.equals(Instant.MIN) ? "-infinity" : instant.equals(Instant.MAX) ? "infinity"
           : offsetTimestamp(column, whole, instant.atOffset(ZoneOffset.UTC), target);
@@ -149,7 +156,7 @@ final class PgTimes {
       }
       rounded = rounded.withOffsetSameInstant(ZoneOffset.UTC);
     }
-    return format(rounded.toLocalDateTime()) + offset(rounded.getOffset());
+    return format(rounded.toLocalDateTime(), offset(rounded.getOffset()));
   }
 
   /** {@code yyyy-MM-dd HH:mm:ss.ffffff}, then {@code " BC"} for a year before 1; range checked, already rounded. */
@@ -157,15 +164,16 @@ final class PgTimes {
     if (rounded.isBefore(MIN_TIMESTAMP) || rounded.isAfter(MAX_TIMESTAMP)) {
       throw outOfRange(column, whole, rounded);
     }
-    return format(rounded);
+    return format(rounded, "");
   }
 
-  private static String format(LocalDateTime ldt) {
-    StringBuilder out = new StringBuilder(32);
+  /** The wall time, then {@code offset}, then {@code " BC"} for a year before 1 (PostgreSQL reads "BC-05" as AD). */
+  private static String format(LocalDateTime ldt, String offset) {
+    StringBuilder out = new StringBuilder(40);
     ymd(ldt.toLocalDate(), out);
     out.append(' ');
     hms(ldt.getHour(), ldt.getMinute(), ldt.getSecond(), ldt.getNano() / 1000, out);
-    return bc(ldt.getYear(), out);
+    return bc(ldt.getYear(), out.append(offset));
   }
 
   private static String date(String column, Object whole, LocalDate date) {

@@ -44,8 +44,14 @@ public final class PgValues {
     TIMESTAMPTZ,
     /** {@code date}: a value with a time of day is refused (the column would drop it). */
     DATE,
-    /** {@code float4}: a {@code Double} a float cannot hold exactly is refused. */
+    /** {@code float4}: a {@code Double} or an integer a float cannot hold exactly is refused. */
     FLOAT4,
+    /** {@code float8}: an integer a double cannot hold exactly is refused. */
+    FLOAT8,
+    /** {@code time}: a value with a date is refused (the column would drop it). */
+    TIME,
+    /** {@code timetz}: a value with a date is refused (the column would drop it). */
+    TIMETZ,
     /** Any other type. */
     OTHER,
     /** An array type (or a domain over one) whose elements are of another type than those above. */
@@ -57,7 +63,13 @@ public final class PgValues {
     /** {@code date[]}. */
     DATE_ARRAY,
     /** {@code float4[]}. */
-    FLOAT4_ARRAY;
+    FLOAT4_ARRAY,
+    /** {@code float8[]}. */
+    FLOAT8_ARRAY,
+    /** {@code time[]}. */
+    TIME_ARRAY,
+    /** {@code timetz[]}. */
+    TIMETZ_ARRAY;
 
     /** Whether this is an array type. */
     public boolean isArray() {
@@ -72,6 +84,9 @@ public final class PgValues {
         case TIMESTAMPTZ_ARRAY -> TIMESTAMPTZ;
         case DATE_ARRAY -> DATE;
         case FLOAT4_ARRAY -> FLOAT4;
+        case FLOAT8_ARRAY -> FLOAT8;
+        case TIME_ARRAY -> TIME;
+        case TIMETZ_ARRAY -> TIMETZ;
         default -> this;
       };
     }
@@ -83,6 +98,9 @@ public final class PgValues {
         case TIMESTAMPTZ -> TIMESTAMPTZ_ARRAY;
         case DATE -> DATE_ARRAY;
         case FLOAT4 -> FLOAT4_ARRAY;
+        case FLOAT8 -> FLOAT8_ARRAY;
+        case TIME -> TIME_ARRAY;
+        case TIMETZ -> TIMETZ_ARRAY;
         default -> ARRAY;
       };
     }
@@ -101,6 +119,9 @@ public final class PgValues {
         case "timestamp", "timestamp without time zone" -> TIMESTAMP;
         case "date" -> DATE;
         case "float4", "real" -> FLOAT4;
+        case "float8", "double precision" -> FLOAT8;
+        case "time", "time without time zone" -> TIME;
+        case "timetz", "time with time zone" -> TIMETZ;
         default -> OTHER;
       };
     }
@@ -165,7 +186,11 @@ public final class PgValues {
       return b ? "true" : "false"; // also what a text or jsonb column should hold
     }
     if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte
-        || value instanceof BigInteger || value instanceof UUID || value instanceof Float) {
+        || value instanceof BigInteger) {
+      requireExactFloat(column, whole, (Number) value, target);
+      return value.toString();
+    }
+    if (value instanceof UUID || value instanceof Float) {
       return value.toString(); // Float: NaN, Infinity and -Infinity as PostgreSQL spells them
     }
     if (value instanceof Double d) {
@@ -176,6 +201,8 @@ public final class PgValues {
       return d.toString(); // NaN, Infinity and -Infinity as PostgreSQL spells them
     }
     if (value instanceof BigDecimal decimal) {
+      // Not checked against a float column: its digits are read by the column's type as it is now, so that after an
+      // ALTER TABLE ... TYPE numeric (types are read once) it is stored exactly (PgCopyInsertPathIT)
       long integerDigits = (long) decimal.precision() - decimal.scale();
       if (decimal.signum() != 0 && integerDigits > NUMERIC_INTEGER_DIGITS || decimal.scale() > NUMERIC_SCALE) {
         throw refused(column, whole, "outside PostgreSQL's numeric (at most 131072 digits before the decimal point"
@@ -315,6 +342,30 @@ public final class PgValues {
    */
   static String shown(Object value) {
     return value.getClass().getName().startsWith("java.") ? String.valueOf(value) : "a " + value.getClass().getName();
+  }
+
+  /**
+   * Refuses an integer that a {@code float4} or {@code float8} column would store rounded (the server reads its text
+   * as the nearest float): the same rule as for a {@code Double} into {@code float4}.
+   */
+  private static void requireExactFloat(String column, Object whole, Number value, Target target) {
+    if (target != Target.FLOAT4 && target != Target.FLOAT8) {
+      return;
+    }
+    boolean single = target == Target.FLOAT4;
+    if (value instanceof Integer || value instanceof Short || value instanceof Byte) {
+      int i = value.intValue();
+      if (!single || Math.abs((long) i) <= 1 << 24) {
+        return; // every int is a double, and every int up to 2^24 a float
+      }
+    }
+    BigDecimal exact = value instanceof BigInteger b ? new BigDecimal(b) : BigDecimal.valueOf(value.longValue());
+    double stored = single ? exact.floatValue() : exact.doubleValue();
+    if (Double.isInfinite(stored) || new BigDecimal(stored).compareTo(exact) != 0) {
+      throw refused(column, whole, (single ? "float4" : "float8") + " cannot hold " + exact.toPlainString()
+          + " exactly (it would store " + (single ? Float.toString((float) stored) : Double.toString(stored))
+          + "): use a numeric column, or pass the " + (single ? "Float" : "Double") + " it should store");
+    }
   }
 
   /** {@code column 'at' (java.time.Instant): outside PostgreSQL's timestamp range ...}. */
