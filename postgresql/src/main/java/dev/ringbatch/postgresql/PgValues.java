@@ -119,7 +119,7 @@ public final class PgValues {
         case "timestamp", "timestamp without time zone" -> TIMESTAMP;
         case "date" -> DATE;
         case "float4", "real" -> FLOAT4;
-        case "float8", "double precision" -> FLOAT8;
+        case "float8", "double precision", "float", "double" -> FLOAT8; // pgjdbc's createArrayOf reads both so
         case "time", "time without time zone" -> TIME;
         case "timetz", "time with time zone" -> TIMETZ;
         default -> OTHER;

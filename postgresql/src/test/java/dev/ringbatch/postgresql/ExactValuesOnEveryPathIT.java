@@ -231,6 +231,38 @@ class ExactValuesOnEveryPathIT {
     soft.assertAll();
   }
 
+  /**
+   * An unnest column of float8 under each name pgjdbc's createArrayOf reads as float8 ("float", "double") refuses
+   * an integer a float8 cannot hold, as under "float8".
+   */
+  @Test
+  void unnestFloat8SpelledFloatOrDouble_integerAFloat8CannotHold_isRefusedAsUnderFloat8() throws Exception {
+    SoftAssertions soft = new SoftAssertions();
+    for (String[] spelling : new String[][] {{"float8", "float8"}, {"float", "float"}, {"double", "double precision"}}) {
+      String table = "ev_unnest_" + spelling[0];
+      CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS " + table,
+          "CREATE TABLE " + table + " (id bigint PRIMARY KEY, v float8)");
+      List<Row> rows = List.of(new Row(0, 9_007_199_254_740_993L));
+      RecordingBatch<Row, Integer> batch = RecordingBatch.of(rows);
+      BatchSink<Row, Integer> sink = PgUnnest.<Row>sink(pool, "INSERT INTO " + table
+              + " (id, v) SELECT * FROM unnest(?::bigint[], ?::" + spelling[1] + "[])")
+          .column("bigint", Row::id).column(spelling[0], Row::value).build();
+      sink.write(batch);
+      String stored = null;
+      try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("SELECT v::numeric::text FROM " + table)) {
+        if (rs.next()) {
+          stored = rs.getString(1);
+        }
+      }
+      System.out.println("[exact-values] column(\"" + spelling[0] + "\"): failed=" + batch.failed() + " stored=" + stored);
+      assertNumericallyExactOrRefused(soft, "unnest column(\"" + spelling[0] + "\")",
+          new Result(batch.failed(), batch.completed(), stored == null ? Map.of() : Map.of(0L, stored)),
+          List.of("9007199254740993"));
+    }
+    soft.assertAll();
+  }
+
   /** Each item refused with a clear error, or stored exactly: the stored text compared as a number. */
   private static void assertNumericallyExactOrRefused(SoftAssertions soft, String what, Result r,
       List<String> exact) {

@@ -74,6 +74,38 @@ class RefusalsNameTheKeySetTest {
         });
   }
 
+  /** A create the byte limit refuses (no weigher) closes the sink it was given, as every failed create does. */
+  @Test
+  void byteLimitWithoutAWeigher_failsNamingTheProperty_andClosesTheSinkGiven() {
+    runner.withPropertyValues("ringbatch.defaults.max-batch-bytes=1000").run(context -> {
+      BatcherFactory factory = context.getBean(BatcherFactory.class);
+      ClosingSink plain = new ClosingSink();
+      AtomicInteger asyncClosed = new AtomicInteger();
+      assertThatThrownBy(() -> factory.create("plain", plain))
+          .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+          .hasMessageContaining("ringbatch.defaults.max-batch-bytes");
+      assertThatThrownBy(() -> factory.createAsync("async", new ClosingAsyncSink(asyncClosed)))
+          .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+          .hasMessageContaining("ringbatch.defaults.max-batch-bytes");
+      assertThat(plain.closed).as("create closes the sink it was given").hasValue(1);
+      assertThat(asyncClosed).as("createAsync closes the sink it was given").hasValue(1);
+      assertThat(factory.created()).isEmpty();
+    });
+  }
+
+  private record ClosingAsyncSink(AtomicInteger closed) implements AsyncBatchSink<String, Void>, AutoCloseable {
+    @Override
+    public java.util.concurrent.CompletableFuture<?> write(Batch<String, Void> batch) {
+      batch.completeRemaining(null);
+      return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public void close() {
+      closed.incrementAndGet();
+    }
+  }
+
   static final class ClosingSink implements BatchSink<String, Void>, AutoCloseable {
     final AtomicInteger closed = new AtomicInteger();
 

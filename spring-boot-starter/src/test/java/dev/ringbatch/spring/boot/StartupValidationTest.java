@@ -342,4 +342,21 @@ class StartupValidationTest {
           assertThat(output).contains("ringbatch.batchers.audit");
         });
   }
+
+  /** In a properties file a dot is a level: {@code ringbatch.shutdown.timeout} binds nothing, and fails startup. */
+  @ParameterizedTest
+  @ValueSource(strings = {"ringbatch.shutdown.timeout=5", "ringbatch.health.max.write.age=5s",
+      "ringbatch.batchers.audit.ring.size=64", "ringbatch.defaults.retry.max.attempts=7"})
+  void dottedKeyInAPropertiesFile_thatBootDoesNotBind_failsStartup(String property) {
+    runner.withPropertyValues(property).run(context -> assertThat(context.getStartupFailure())
+        .as(property + ": bound to nothing, so refused as a typo").isNotNull());
+  }
+
+  /** Another tool's key under {@code ringbatch.}, whose short first word is no typo of ours, is left alone. */
+  @ParameterizedTest
+  @ValueSource(strings = {"ringbatch.job.name=nightly", "ringbatch.db.url=jdbc:x", "ringbatch.dev.mode=true",
+      "ringbatch.key=abc", "ringbatch.seq.start=1"})
+  void foreignKeyWhoseFirstWordIsNoTypoOfOurs_isLeftAlone(String property) {
+    runner.withPropertyValues(property).run(context -> assertThat(context).hasNotFailed());
+  }
 }

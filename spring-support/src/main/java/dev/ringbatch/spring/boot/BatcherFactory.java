@@ -119,8 +119,9 @@ public class BatcherFactory implements AutoCloseable {
    */
   public <T, R> Batcher<T, R> create(String name, BatchSink<T, R> sink) {
     requireUnsharded(name);
-    requireNoByteLimit(name, "create the batcher with a weigher: create(name, weigher, sink)");
-    return register(name, () -> Batcher.of(name, config(name), decorate(name, sink)), List.of(sink));
+    return register(name, () -> Batcher.of(name,
+        unweighed(name, "create the batcher with a weigher: create(name, weigher, sink)"), decorate(name, sink)),
+        List.of(sink));
   }
 
   /** Creates and starts a batcher whose items are weighed for its byte limit. */
@@ -133,9 +134,9 @@ public class BatcherFactory implements AutoCloseable {
   public <T, R> Batcher<T, R> createAsync(String name, AsyncBatchSink<T, R> sink) {
     requireUnsharded(name);
     requireNonNull(sink, "sink");
-    requireNoByteLimit(name, "an asynchronous batcher takes no weigher");
     // decorated inside register, after the name is taken: a refused duplicate must not touch the tracker's entry
-    return register(name, () -> Batcher.ofAsync(name, config(name), decorateAsync(name, sink)), List.of(sink));
+    return register(name, () -> Batcher.ofAsync(name, unweighed(name, "an asynchronous batcher takes no weigher"),
+        decorateAsync(name, sink)), List.of(sink));
   }
 
   /**
@@ -146,18 +147,16 @@ public class BatcherFactory implements AutoCloseable {
   public <T, R> Batcher<T, R> createSharded(String name, Function<? super T, ?> key,
       IntFunction<? extends BatchSink<T, R>> sinks) {
     requireNonNull(key, "key");
-    requireNoByteLimit(name, "a sharded batcher takes no weigher");
     List<Object> made = new CopyOnWriteArrayList<>();
-    return register(name,
-        () -> Batcher.sharded(name, config(name), mapper.shards(name), key, recording(name, sinks, made)), made);
+    return register(name, () -> Batcher.sharded(name, unweighed(name, "a sharded batcher takes no weigher"),
+        mapper.shards(name), key, recording(name, sinks, made)), made);
   }
 
   /** Creates and starts a sharded batcher whose items go round-robin over the shards, in no order. */
   public <T, R> Batcher<T, R> createSharded(String name, IntFunction<? extends BatchSink<T, R>> sinks) {
-    requireNoByteLimit(name, "a sharded batcher takes no weigher");
     List<Object> made = new CopyOnWriteArrayList<>();
-    return register(name,
-        () -> Batcher.sharded(name, config(name), mapper.shards(name), recording(name, sinks, made)), made);
+    return register(name, () -> Batcher.sharded(name, unweighed(name, "a sharded batcher takes no weigher"),
+        mapper.shards(name), recording(name, sinks, made)), made);
   }
 
   /**
@@ -402,13 +401,16 @@ public class BatcherFactory implements AutoCloseable {
   }
 
   /**
-   * A byte limit needs a weigher, which this way of creating takes none of: refused before the batcher is built,
-   * naming the property that set it (else the core refuses it, naming no property).
+   * The configuration of a batcher made without a weigher. A byte limit needs one: a property that sets it is
+   * named in the refusal (the core's names none), thrown inside {@link #register}'s build, which closes the sinks
+   * given and frees the name, as for any failed create.
    */
-  private void requireNoByteLimit(String name, String instead) {
-    if (config(name).limits().hasByteLimit()) {
+  private BatcherConfig unweighed(String name, String instead) {
+    BatcherConfig config = config(name);
+    if (config.limits().hasByteLimit()) {
       mapper.requireNoByteLimitProperty(name, instead);
     }
+    return config;
   }
 
   private void requireUnsharded(String name) {

@@ -89,8 +89,8 @@ public class BatcherLifecycle implements SmartLifecycle, BeanFactoryAware {
     for (String configured : factory.configuredNames().keySet()) {
       if (handMade.contains(configured)) {
         LOG.warn("ringbatch.batchers." + configured + ".* is set, but the batcher named '" + configured + "' is a"
-            + " Batcher bean built without the BatcherFactory, which reads no properties; create it with the"
-            + " BatcherFactory (or build it with BatcherFactory.config(name))");
+            + " Batcher bean the BatcherFactory did not create: the settings apply to it only if it was built with"
+            + " BatcherFactory.config(\"" + configured + "\")");
       } else if (!names.contains(configured)) {
         LOG.warn("ringbatch.batchers." + configured + ".* is set, but no batcher named '"
             + configured + "' was created; check the name");

@@ -14,6 +14,7 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyS
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
 import org.springframework.core.env.Environment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /**
  * Refuses a key under {@code ringbatch.} that is no setting ({@code ringbatch.batchers.audit.ring-sise},
@@ -53,19 +54,22 @@ final class SettingsKeyCheck {
     if (first < 0 || name.getNumberOfElements() <= first) {
       return;
     }
+    // An environment variable splits at every underscore (RINGBATCH_DEFAULTS_RETRY_MAX_ATTEMPTS reads
+    // retry.max.attempts, and Boot binds it): compared without its dots. Elsewhere a dot is a level of its own.
+    boolean environment = source.getUnderlyingSource() instanceof SystemEnvironmentPropertySource;
     StringBuilder key = new StringBuilder();
     StringBuilder uniform = new StringBuilder();
     for (int i = first; i < name.getNumberOfElements(); i++) {
       key.append(i == first ? "" : ".").append(name.getElement(i, Form.DASHED));
-      uniform.append(name.getElement(i, Form.UNIFORM));
+      uniform.append(i == first || environment ? "" : ".").append(name.getElement(i, Form.UNIFORM));
     }
     List<String> known = setting ? KEYS : OTHER_KEYS;
     for (String k : known) {
-      if (uniform(k).equals(uniform.toString())) {
+      if (uniform(k, environment).equals(uniform.toString())) {
         return;
       }
     }
-    if (!setting && !nearOurs(name.getElement(1, Form.DASHED))) {
+    if (!setting && !nearOurs(name.getElement(1, Form.DASHED), key.toString())) {
       return; // another's key in our namespace (a system property -Dringbatch.x of a tool): none of ours, no typo
     }
     ConfigurationProperty property = source.getConfigurationProperty(name);
@@ -76,25 +80,31 @@ final class SettingsKeyCheck {
   }
 
   /**
-   * Whether {@code first}, the element after {@code ringbatch.}, is one of ours ({@code health}) or a typo of one
-   * ({@code batcher}, {@code shutdown-timout}: at most two edits away).
+   * Whether a key under {@code ringbatch.} is a typo of one of ours: its first word near a first word of ours
+   * ({@code batcher}, {@code helth}), or the whole key near one of ours without its dots ({@code shutdown-timout},
+   * {@code shutdown.timeout}). Near is two edits at most, one for a word of four letters or fewer, so that a short
+   * word of another tool ({@code job}, {@code key}) is not taken for {@code jdbc} or {@code web}.
    */
-  private static boolean nearOurs(String first) {
+  private static boolean nearOurs(String first, String key) {
+    String word = uniform(first, true);
+    String whole = uniform(key, true);
     for (String k : OTHER_KEYS) {
-      String group = k.contains(".") ? k.substring(0, k.indexOf('.')) : k;
-      if (distance(uniform(first), uniform(group)) <= 2) {
+      if (near(word, uniform(k.contains(".") ? k.substring(0, k.indexOf('.')) : k, true))
+          || near(whole, uniform(k, true))) {
         return true;
       }
     }
     return false;
   }
 
-  /**
-   * Without dashes and dots: an environment variable splits at every underscore, so
-   * {@code RINGBATCH_DEFAULTS_RETRY_MAX_ATTEMPTS} reads {@code retry.max.attempts}, and Boot binds it.
-   */
-  private static String uniform(String dashed) {
-    return dashed.replace("-", "").replace(".", "");
+  private static boolean near(String a, String b) {
+    return distance(a, b) <= (Math.min(a.length(), b.length()) <= 4 ? 1 : 2);
+  }
+
+  /** Without dashes; without dots too where the key came from an environment variable. */
+  private static String uniform(String dashed, boolean environment) {
+    String s = dashed.replace("-", "");
+    return environment ? s.replace(".", "") : s;
   }
 
   private static String nearest(String key, List<String> keys) {
