@@ -71,7 +71,7 @@ public final class BatchConnection {
         if (c.getAutoCommit() != autoCommit) {
           c.setAutoCommit(autoCommit);
         }
-      } catch (SQLException | RuntimeException e) {
+      } catch (Throwable e) { // an Error too (a driver's or a wrapper's assertion): the connection goes back
         closeQuietly(c, e);
         throw e;
       }
@@ -93,22 +93,26 @@ public final class BatchConnection {
     return ps;
   }
 
-  /** Gives the connection back to the pool (a broken one is recognised and evicted by the pool). */
+  /**
+   * Gives the connection back to the pool (a broken one is recognised and evicted by the pool). Never throws: it
+   * runs after a commit, whose rows are written whatever a close then does.
+   */
   public void release() {
     Connection c = connection;
     PreparedStatement ps = statement;
     connection = null;
     statement = null;
     answered = false;
-    if (ps != null) {
-      try {
+    try {
+      if (ps != null) {
         ps.close();
-      } catch (SQLException | RuntimeException e) {
-        LOG.log(Level.DEBUG, "closing a statement failed", e);
       }
-    }
-    if (c != null) {
-      closeQuietly(c, null);
+    } catch (Throwable e) { // an Error too (a driver's or a wrapper's assertion)
+      LOG.log(Level.DEBUG, "closing a statement failed", e);
+    } finally {
+      if (c != null) {
+        closeQuietly(c, null);
+      }
     }
   }
 
@@ -121,7 +125,7 @@ public final class BatchConnection {
     if (c != null) {
       try {
         c.abort(Runnable::run);
-      } catch (SQLException | RuntimeException | LinkageError e) { // a driver without abort: closing must do
+      } catch (Throwable e) { // a driver without abort (or whose abort fails): closing must do
         LOG.log(Level.DEBUG, "aborting a broken connection failed", e);
       }
     }
@@ -148,7 +152,7 @@ public final class BatchConnection {
   private static void closeQuietly(Connection c, @Nullable Throwable cause) {
     try {
       c.close();
-    } catch (SQLException | RuntimeException e) {
+    } catch (Throwable e) { // an Error too: nothing is left to do with the connection, and rows may be committed
       if (cause != null) {
         cause.addSuppressed(e);
       } else {

@@ -195,7 +195,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
     PreparedStatement ps;
     try {
       c = connection.get();
-    } catch (SQLException | RuntimeException e) {
+    } catch (Throwable e) { // an Error too: after rows committed by an earlier transaction, they stay told written
       failOrThrow(rows, e); // nothing was sent on it: certainly not written
       return null;
     }

@@ -229,7 +229,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     Connection c;
     try {
       c = connection.get();
-    } catch (SQLException | RuntimeException e) {
+    } catch (Throwable e) { // an Error too (a wrapper's assertion): nothing was sent on it
       failOrThrow(attempt, e); // nothing was sent: certainly not written
       return null;
     }
@@ -379,7 +379,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     Connection c;
     try {
       c = connection.get();
-    } catch (SQLException | RuntimeException e) {
+    } catch (Throwable e) {
       return unsettled(attempt); // the usual path borrows again, and decides
     }
     return salvageIn(c, passed, rest, attempt);
