@@ -86,7 +86,8 @@ public interface Batcher<T, R> extends AutoCloseable {
    * Creates and starts a sharded batcher: {@code shards} independent batchers, each with its own ring,
    * consumer thread and sink (made by {@code sinks} for shard 0, 1, ...), behind this one interface. An item
    * goes to the shard its {@code key} hashes to, so items with equal keys are written in the order each
-   * producer submitted them. Use it when the sink's system takes parallel writers (one JDBC connection per
+   * producer submitted them; a key is compared by its {@code equals} and {@code hashCode}, so an array key (equal
+   * by identity only) is refused when the item is submitted. Use it when the sink's system takes parallel writers (one JDBC connection per
    * shard, say). {@code config} applies to each shard, so the total capacity is {@code shards * ringSize}.
    * Stats are sums over the shards ({@link #shardStats()} has each); flush and close span them all.
    *
@@ -126,7 +127,8 @@ public interface Batcher<T, R> extends AutoCloseable {
    * call waits for room before it returns.
    *
    * @throws NullPointerException if {@code item} is null
-   * @throws IllegalArgumentException if the weigher returns a negative weight for {@code item}
+   * @throws IllegalArgumentException if the weigher returns a negative weight for {@code item}, or a sharded
+   *     batcher's key function returns an array
    */
   CompletableFuture<R> submit(T item);
 

@@ -1,6 +1,7 @@
 package dev.ringbatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ringbatch.testing.Holds;
 import java.time.Duration;
@@ -94,5 +95,21 @@ class ShardedBatcherContractTest {
       Thread.onSpinWait();
     }
     batcher.setLimits(limits);
+  }
+
+  /**
+   * A key is compared by equals and hashCode: an array (equal by identity only) would spread one key's items over
+   * every shard, out of order, so it is refused, naming the batcher, and nothing is accepted.
+   */
+  @Test
+  void arrayKey_isRefusedWhenSubmitted_namingTheBatcher() {
+    try (Batcher<byte[], Void> batcher = Batcher.sharded("array-key", BatcherConfig.ofDefaults(), 4,
+        bytes -> bytes.clone(), shard -> BatchSink.noResult(items -> { }))) {
+      assertThatThrownBy(() -> batcher.submit(new byte[] {1, 2}))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'array-key'")
+          .hasMessageContaining("array (byte[])");
+      assertThatThrownBy(() -> batcher.offer(new byte[] {1, 2})).isInstanceOf(IllegalArgumentException.class);
+      assertThat(batcher.stats().accepted()).isZero();
+    }
   }
 }

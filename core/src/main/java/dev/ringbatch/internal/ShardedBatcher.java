@@ -125,6 +125,11 @@ public final class ShardedBatcher<T, R> implements Batcher<T, R> {
     if (k == null) {
       throw new NullPointerException("the key function of batcher '" + name + "' returned null for " + item);
     }
+    if (k.getClass().isArray()) { // equal by identity only: one key's items would go to every shard, in no order
+      throw new IllegalArgumentException("the key function of batcher '" + name + "' returned an array ("
+          + k.getClass().getSimpleName() + ") for " + item + ": an array's equals and hashCode are its identity,"
+          + " so items of equal keys would go to different shards; return a value with equals, such as a List");
+    }
     int h = k.hashCode();
     return shards.get(Math.floorMod(h ^ (h >>> 16), count));
   }

@@ -67,10 +67,12 @@ final class CopyStatements<T> {
       stageSql = "CREATE TEMP TABLE " + stage + " ON COMMIT DROP AS SELECT " + names + ", 0 AS " + ROW_COLUMN
           + " FROM " + table + " WITH NO DATA";
       // Of the rows with one key only the first of the batch is offered, so a returned key names the row inserted.
-      // OVERRIDING SYSTEM VALUE: a GENERATED ALWAYS identity column stores the value given, as COPY stores it
+      // OVERRIDING SYSTEM VALUE: a GENERATED ALWAYS identity column stores the value given, as COPY stores it.
+      // ORDER BY the row: inserted in the batch's order (serials, triggers), not in the key order DISTINCT ON sorts by.
       insertSql = "WITH offered AS (SELECT DISTINCT ON (" + keyList + ") * FROM " + stage + " ORDER BY " + keyList
           + ", " + ROW_COLUMN + "), inserted AS (INSERT INTO " + table + " (" + names + ")"
-          + " OVERRIDING SYSTEM VALUE SELECT " + names + " FROM offered ON CONFLICT (" + keyList + ") DO NOTHING RETURNING " + keyList + ")"
+          + " OVERRIDING SYSTEM VALUE SELECT " + names + " FROM offered ORDER BY " + ROW_COLUMN
+          + " ON CONFLICT (" + keyList + ") DO NOTHING RETURNING " + keyList + ")"
           + " SELECT o." + ROW_COLUMN + " FROM offered o JOIN inserted i ON " + equal(keys, "o", "i");
       // A statement of its own, so that under READ COMMITTED it sees a row another transaction committed while the
       // move waited for it: that row's key is there.
