@@ -93,6 +93,20 @@ class RefusalsNameTheKeySetTest {
     });
   }
 
+  /** A create refused for the shards its properties set closes the sink given too; a null sink is named. */
+  @Test
+  void createRefusedForItsShards_closesTheSinkGiven_andANullSinkIsNamed() {
+    runner.withPropertyValues("ringbatch.batchers.events.shards=2").run(context -> {
+      BatcherFactory factory = context.getBean(BatcherFactory.class);
+      ClosingSink sink = new ClosingSink();
+      assertThatThrownBy(() -> factory.create("events", sink)).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("createSharded");
+      assertThat(sink.closed).as("the sink given to the refused create is closed").hasValue(1);
+      assertThatThrownBy(() -> factory.create("other", (BatchSink<String, Void>) null))
+          .isInstanceOf(NullPointerException.class).hasMessageContaining("sink");
+    });
+  }
+
   private record ClosingAsyncSink(AtomicInteger closed) implements AsyncBatchSink<String, Void>, AutoCloseable {
     @Override
     public java.util.concurrent.CompletableFuture<?> write(Batch<String, Void> batch) {

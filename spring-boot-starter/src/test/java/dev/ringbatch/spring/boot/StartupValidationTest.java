@@ -236,7 +236,7 @@ class StartupValidationTest {
             .hasMessageContaining("the nearest is ringbatch.health.max-write-age"));
   }
 
-  /** Every key outside the batchers' settings, in each form Boot binds, starts the application; so does another's. */
+  /** Every key outside the batchers' settings, in each form Boot binds, starts the application. */
   @Test
   void everyOtherSetting_inEachFormBootBinds_startsTheApplication() {
     runner.withPropertyValues("ringbatch.enabled=true", "ringbatch.shutdown-timeout=20s",
@@ -247,7 +247,7 @@ class StartupValidationTest {
             "ringbatch.web.overload-mapping.enabled=false", "ringbatch.web.overload-mapping.retry-after=2s",
             "ringbatch.web.data-access-mapping.enabled=false", "ringbatch.jdbc.exception-translation.enabled=true",
             "ringbatch.observations.enabled=true", "ringbatch.defaults.retry.max-attempts=2",
-            "ringbatch.batchers.events.retry.initial-backoff=10ms", "ringbatch.loadtest.callers=64")
+            "ringbatch.batchers.events.retry.initial-backoff=10ms")
         .run(context -> assertThat(context).hasNotFailed());
   }
 
@@ -352,11 +352,30 @@ class StartupValidationTest {
         .as(property + ": bound to nothing, so refused as a typo").isNotNull());
   }
 
-  /** Another tool's key under {@code ringbatch.}, whose short first word is no typo of ours, is left alone. */
+  /**
+   * In the application's configuration every key under {@code ringbatch.} is ours: one of our settings one level
+   * off binds to nothing, and fails startup.
+   */
   @ParameterizedTest
-  @ValueSource(strings = {"ringbatch.job.name=nightly", "ringbatch.db.url=jdbc:x", "ringbatch.dev.mode=true",
-      "ringbatch.key=abc", "ringbatch.seq.start=1"})
-  void foreignKeyWhoseFirstWordIsNoTypoOfOurs_isLeftAlone(String property) {
-    runner.withPropertyValues(property).run(context -> assertThat(context).hasNotFailed());
+  @ValueSource(strings = {"ringbatch.ring-size=8192", "ringbatch.events.ring-size=64", "ringbatch.item-waits=false",
+      "ringbatch.overload-mapping.enabled=true", "ringbatch.loadtest.callers=64"})
+  void settingOneLevelOff_orAnyOtherKey_inTheConfiguration_failsStartup(String property) {
+    runner.withPropertyValues(property).run(context -> assertThat(context.getStartupFailure())
+        .as(property + ": bound to nothing").isNotNull().rootCause()
+        .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+        .hasMessageContaining(property.substring(0, property.indexOf('='))));
+  }
+
+  /**
+   * Environment variables and system properties are another tool's too (a Kubernetes service's
+   * {@code RINGBATCH_WEB_SERVICE_HOST}, a harness's {@code -Dringbatch.stress.items}): not checked.
+   */
+  @Test
+  void otherToolsKeys_inEnvironmentVariablesAndSystemProperties_areLeftAlone() {
+    runner.withSystemProperties("ringbatch.job.name=nightly", "ringbatch.web.mode=x")
+        .withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(
+            new SystemEnvironmentPropertySource(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+                Map.of("RINGBATCH_WEB_SERVICE_HOST", "10.0.0.1", "RINGBATCH_HOME", "/opt/x"))))
+        .run(context -> assertThat(context).hasNotFailed());
   }
 }

@@ -118,7 +118,7 @@ public class BatcherFactory implements AutoCloseable {
    * @throws IllegalStateException if the properties set {@code shards} above 1: use {@link #createSharded}
    */
   public <T, R> Batcher<T, R> create(String name, BatchSink<T, R> sink) {
-    requireUnsharded(name);
+    requireUnsharded(name, sink);
     return register(name, () -> Batcher.of(name,
         unweighed(name, "create the batcher with a weigher: create(name, weigher, sink)"), decorate(name, sink)),
         List.of(sink));
@@ -126,14 +126,13 @@ public class BatcherFactory implements AutoCloseable {
 
   /** Creates and starts a batcher whose items are weighed for its byte limit. */
   public <T, R> Batcher<T, R> create(String name, Weigher<? super T> weigher, BatchSink<T, R> sink) {
-    requireUnsharded(name);
+    requireUnsharded(name, sink);
     return register(name, () -> Batcher.of(name, config(name), weigher, decorate(name, sink)), List.of(sink));
   }
 
   /** Creates and starts a batcher with an asynchronous sink, configured from the properties. */
   public <T, R> Batcher<T, R> createAsync(String name, AsyncBatchSink<T, R> sink) {
-    requireUnsharded(name);
-    requireNonNull(sink, "sink");
+    requireUnsharded(name, sink);
     // decorated inside register, after the name is taken: a refused duplicate must not touch the tracker's entry
     return register(name, () -> Batcher.ofAsync(name, unweighed(name, "an asynchronous batcher takes no weigher"),
         decorateAsync(name, sink)), List.of(sink));
@@ -413,9 +412,12 @@ public class BatcherFactory implements AutoCloseable {
     return config;
   }
 
-  private void requireUnsharded(String name) {
+  /** Refuses a batcher the properties shard, closing {@code sink} as any failed create closes the sinks given. */
+  private void requireUnsharded(String name, Object sink) {
+    requireNonNull(sink, "sink");
     int shards = mapper.shards(name);
     if (shards > 1) {
+      closeSinks(name, List.of(sink));
       throw new IllegalStateException(mapper.shardsKey(name) + " is " + shards
           + ": create batcher '" + name + "' with BatcherFactory.createSharded");
     }

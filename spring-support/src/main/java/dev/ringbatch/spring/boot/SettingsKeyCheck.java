@@ -6,27 +6,35 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.springframework.beans.BeanUtils;
+import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.BindHandler;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
+import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName.Form;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
-import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
-import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
 import org.springframework.core.env.Environment;
+import org.springframework.core.env.PropertySource;
+import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /**
- * Refuses a key under {@code ringbatch.} that is no setting ({@code ringbatch.batchers.audit.ring-sise},
- * {@code ringbatch.shutdown-timout}), naming the nearest one: Spring Boot binds the properties without a word
- * about keys it does not know, and the batcher, the shutdown or the health would silently keep its default. A
- * key under {@code ringbatch.batchers.<name>.} or {@code ringbatch.defaults.} is compared with the batcher
- * settings, any other with the rest, when its first word is one of theirs or a typo of one: a key such as
- * {@code ringbatch.stress.items} (a tool's system property) is nobody's setting and left alone. Keys are compared as Boot binds them: in any case, with or without dashes,
- * underscores or (from environment variables) dots between their words. Called once, at startup.
+ * Refuses a key under {@code ringbatch.} in the application's configuration that binds to no setting
+ * ({@code ringbatch.batchers.audit.ring-sise}, {@code ringbatch.shutdown-timout}, {@code ringbatch.ring-size}),
+ * naming the nearest one: Spring Boot binds the properties without a word about keys it does not know, and the
+ * batcher, the shutdown or the health would silently keep its default. Which keys bind is Boot's own answer (its
+ * binder, with a {@link NoUnboundElementsBindHandler}), so every form Boot binds is accepted and nothing else.
+ * Environment variables and {@code -D} system properties are not checked: other tools' keys share the prefix
+ * there ({@code RINGBATCH_HOME}, a Kubernetes service's {@code RINGBATCH_WEB_SERVICE_HOST}, a harness's
+ * {@code -Dringbatch.stress.items}), and Boot's check cannot tell which of an environment variable's forms it bound
+ * ({@code RINGBATCH_DEFAULTS_RING_SIZE} binds {@code ring-size} yet reads as {@code ring.size}). Called once, at
+ * startup.
  */
 final class SettingsKeyCheck {
-  private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("ringbatch");
   private static final ConfigurationPropertyName BATCHERS = ConfigurationPropertyName.of("ringbatch.batchers");
   private static final ConfigurationPropertyName DEFAULTS = ConfigurationPropertyName.of("ringbatch.defaults");
 
@@ -41,70 +49,37 @@ final class SettingsKeyCheck {
    * @throws InvalidConfigurationPropertyValueException naming the first unknown key and the nearest known one
    */
   static void check(Environment environment) {
-    for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
-      if (source instanceof IterableConfigurationPropertySource names) {
-        names.stream().forEach(name -> check(source, name));
+    try {
+      Binder.get(environment).bind("ringbatch", Bindable.ofInstance(new BatcherProperties()),
+          new NoUnboundElementsBindHandler(BindHandler.DEFAULT, SettingsKeyCheck::configuration));
+    } catch (BindException e) {
+      if (e.getCause() instanceof UnboundConfigurationPropertiesException unbound) {
+        throw refusal(unbound.getUnboundProperties().iterator().next());
       }
+      // a value Boot cannot convert: the properties' own binding fails startup with it, naming the key
     }
   }
 
-  private static void check(ConfigurationPropertySource source, ConfigurationPropertyName name) {
-    boolean setting = BATCHERS.isAncestorOf(name) || DEFAULTS.isAncestorOf(name);
-    int first = BATCHERS.isAncestorOf(name) ? 3 : DEFAULTS.isAncestorOf(name) ? 2 : ROOT.isAncestorOf(name) ? 1 : -1;
-    if (first < 0 || name.getNumberOfElements() <= first) {
-      return;
-    }
-    // An environment variable splits at every underscore (RINGBATCH_DEFAULTS_RETRY_MAX_ATTEMPTS reads
-    // retry.max.attempts, and Boot binds it): compared without its dots. Elsewhere a dot is a level of its own.
-    boolean environment = source.getUnderlyingSource() instanceof SystemEnvironmentPropertySource;
+  /** Whether {@code source} is the application's configuration: not environment variables, nor system properties. */
+  private static Boolean configuration(ConfigurationPropertySource source) {
+    return !(source.getUnderlyingSource() instanceof PropertySource<?> underlying
+        && (underlying instanceof SystemEnvironmentPropertySource
+        || StandardEnvironment.SYSTEM_PROPERTIES_PROPERTY_SOURCE_NAME.equals(underlying.getName())));
+  }
+
+  private static InvalidConfigurationPropertyValueException refusal(ConfigurationProperty property) {
+    ConfigurationPropertyName name = property.getName();
+    boolean setting = BATCHERS.isAncestorOf(name) && name.getNumberOfElements() > 3 || DEFAULTS.isAncestorOf(name);
+    int first = BATCHERS.isAncestorOf(name) && setting ? 3 : setting ? 2 : 1;
     StringBuilder key = new StringBuilder();
-    StringBuilder uniform = new StringBuilder();
     for (int i = first; i < name.getNumberOfElements(); i++) {
       key.append(i == first ? "" : ".").append(name.getElement(i, Form.DASHED));
-      uniform.append(i == first || environment ? "" : ".").append(name.getElement(i, Form.UNIFORM));
     }
-    List<String> known = setting ? KEYS : OTHER_KEYS;
-    for (String k : known) {
-      if (uniform(k, environment).equals(uniform.toString())) {
-        return;
-      }
-    }
-    if (!setting && !nearOurs(name.getElement(1, Form.DASHED), key.toString())) {
-      return; // another's key in our namespace (a system property -Dringbatch.x of a tool): none of ours, no typo
-    }
-    ConfigurationProperty property = source.getConfigurationProperty(name);
-    Object value = property == null ? "" : String.valueOf(property.getValue());
-    throw new InvalidConfigurationPropertyValueException(name.toString(), value, setting
-        ? key + " is not a batcher setting; the nearest is " + nearest(key.toString(), known)
-        : "ringbatch." + key + " is not a ringbatch setting; the nearest is ringbatch." + nearest(key.toString(), known));
-  }
-
-  /**
-   * Whether a key under {@code ringbatch.} is a typo of one of ours: its first word near a first word of ours
-   * ({@code batcher}, {@code helth}), or the whole key near one of ours without its dots ({@code shutdown-timout},
-   * {@code shutdown.timeout}). Near is two edits at most, one for a word of four letters or fewer, so that a short
-   * word of another tool ({@code job}, {@code key}) is not taken for {@code jdbc} or {@code web}.
-   */
-  private static boolean nearOurs(String first, String key) {
-    String word = uniform(first, true);
-    String whole = uniform(key, true);
-    for (String k : OTHER_KEYS) {
-      if (near(word, uniform(k.contains(".") ? k.substring(0, k.indexOf('.')) : k, true))
-          || near(whole, uniform(k, true))) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static boolean near(String a, String b) {
-    return distance(a, b) <= (Math.min(a.length(), b.length()) <= 4 ? 1 : 2);
-  }
-
-  /** Without dashes; without dots too where the key came from an environment variable. */
-  private static String uniform(String dashed, boolean environment) {
-    String s = dashed.replace("-", "");
-    return environment ? s.replace(".", "") : s;
+    String value = String.valueOf(property.getValue());
+    return new InvalidConfigurationPropertyValueException(name.toString(), value, setting
+        ? key + " is not a batcher setting; the nearest is " + nearest(key.toString(), KEYS)
+        : "ringbatch." + key + " is not a ringbatch setting; the nearest is ringbatch."
+            + nearest(key.toString(), OTHER_KEYS));
   }
 
   private static String nearest(String key, List<String> keys) {
@@ -141,8 +116,8 @@ final class SettingsKeyCheck {
   }
 
   /**
-   * The keys {@code type}'s bean properties bind, nested ones ({@code retry.max-attempts}) too; the batchers'
-   * settings (the map and the defaults) are left out, being checked against {@link #KEYS}.
+   * The keys {@code type}'s bean properties bind, nested ones ({@code retry.max-attempts}) too, for the refusal's
+   * nearest key; the batchers' settings under the map and the defaults are {@link #KEYS}.
    */
   private static List<String> keys(Class<?> type) {
     List<String> keys = new ArrayList<>();
