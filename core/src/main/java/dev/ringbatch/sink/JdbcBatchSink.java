@@ -353,6 +353,9 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       if (e instanceof SQLException sql) {
         throw sql;
       }
+      if (e instanceof Error error) {
+        throw error; // the driver's or a wrapper's, as it is: no retry takes it for a lost connection
+      }
       throw new SQLRecoverableException("the connection was lost before any row of the batch was committed", e);
     }
     batchRows.failUnsettled(rows, e);

@@ -442,6 +442,9 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       if (e instanceof SQLException sql) {
         throw sql;
       }
+      if (e instanceof Error error) {
+        throw error; // the driver's or a wrapper's, as it is: no retry takes it for a lost connection
+      }
       throw new SQLRecoverableException("the connection was lost before any row of the batch was committed", e);
     }
     rows.failUnsettled(attempt, e);

@@ -378,4 +378,15 @@ class StartupValidationTest {
                 Map.of("RINGBATCH_WEB_SERVICE_HOST", "10.0.0.1", "RINGBATCH_HOME", "/opt/x"))))
         .run(context -> assertThat(context).hasNotFailed());
   }
+
+  /** A known key with an empty value (an optional override resolving to nothing) binds to null: the default stays. */
+  @ParameterizedTest
+  @ValueSource(strings = {"ringbatch.defaults.linger=", "ringbatch.batchers.orders.ring-size=${ORDERS_RING_SIZE:}",
+      "ringbatch.shutdown-timeout=", "ringbatch.batchers.orders.overflow-policy="})
+  void knownKeyWithAnEmptyValue_startsWithTheDefault(String property) {
+    runner.withPropertyValues(property).run(context -> {
+      assertThat(context).as(property).hasNotFailed();
+      assertThat(context.getBean(BatcherProperties.class).getShutdownTimeout()).isEqualTo(Duration.ofSeconds(30));
+    });
+  }
 }

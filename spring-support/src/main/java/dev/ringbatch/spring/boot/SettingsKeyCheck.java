@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.BeanUtils;
+import org.springframework.boot.context.properties.bind.BindContext;
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.BindHandler;
 import org.springframework.boot.context.properties.bind.Bindable;
@@ -50,13 +52,32 @@ final class SettingsKeyCheck {
    */
   static void check(Environment environment) {
     try {
-      Binder.get(environment).bind("ringbatch", Bindable.ofInstance(new BatcherProperties()),
-          new NoUnboundElementsBindHandler(BindHandler.DEFAULT, SettingsKeyCheck::configuration));
+      Binder.get(environment).bind("ringbatch", Bindable.ofInstance(new BatcherProperties()), new Unbound());
     } catch (BindException e) {
       if (e.getCause() instanceof UnboundConfigurationPropertiesException unbound) {
         throw refusal(unbound.getUnboundProperties().iterator().next());
       }
       // a value Boot cannot convert: the properties' own binding fails startup with it, naming the key
+    }
+  }
+
+  /**
+   * Boot's check of the keys nothing bound, over the application's configuration. A key whose value is empty
+   * ({@code linger=}, {@code ${ORDERS_RING_SIZE:}}) binds to null, which Boot's handler does not count as bound: it
+   * is counted here, as the properties' own binding takes it (the default stays).
+   */
+  private static final class Unbound extends NoUnboundElementsBindHandler {
+    Unbound() {
+      super(BindHandler.DEFAULT, SettingsKeyCheck::configuration);
+    }
+
+    @Override
+    public void onFinish(ConfigurationPropertyName name, Bindable<?> target, BindContext context,
+        @Nullable Object result) throws Exception {
+      if (result == null && context.getConfigurationProperty() != null) {
+        super.onSuccess(name, target, context, "");
+      }
+      super.onFinish(name, target, context, result);
     }
   }
 
@@ -76,10 +97,12 @@ final class SettingsKeyCheck {
       key.append(i == first ? "" : ".").append(name.getElement(i, Form.DASHED));
     }
     String value = String.valueOf(property.getValue());
-    return new InvalidConfigurationPropertyValueException(name.toString(), value, setting
-        ? key + " is not a batcher setting; the nearest is " + nearest(key.toString(), KEYS)
-        : "ringbatch." + key + " is not a ringbatch setting; the nearest is ringbatch."
-            + nearest(key.toString(), OTHER_KEYS));
+    String nearest = nearest(key.toString(), setting ? KEYS : OTHER_KEYS);
+    String prefix = setting ? "" : "ringbatch.";
+    return new InvalidConfigurationPropertyValueException(name.toString(), value, nearest.equals(key.toString())
+        ? "Boot binds nothing to this form of " + prefix + nearest + "; write it as " + prefix + nearest
+        : prefix + key + " is not a " + (setting ? "batcher" : "ringbatch") + " setting; the nearest is " + prefix
+            + nearest);
   }
 
   private static String nearest(String key, List<String> keys) {
