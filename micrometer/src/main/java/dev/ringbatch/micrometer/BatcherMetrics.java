@@ -16,6 +16,7 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.lang.ref.WeakReference;
 import java.util.HashMap;
 import java.util.List;
@@ -145,8 +146,10 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
   }
 
   /**
-   * Registers the meters, unless {@code batcher} is already bound to {@code registry} by another binder: then
-   * this binder does nothing, and its {@link #close()} removes nothing. The meters of a closed batcher bound
+   * Registers the meters, unless {@code batcher} is already bound to {@code registry} by another binder, or to a
+   * {@code CompositeMeterRegistry} that records into it (Spring Boot binds to its composite): then this binder
+   * does nothing, and its {@link #close()} removes nothing. (Bound to a registry first and then to a composite
+   * over it, a batcher would count twice there: bind to the composite.) The meters of a closed batcher bound
    * with the same name and tags are removed first.
    *
    * @throws IllegalStateException if this binder is already bound, or if a running batcher of the same name
@@ -162,12 +165,18 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
       this.registry = registry;
     }
     synchronized (BINDINGS) {
-      Map<Tags, Binding> bound = BINDINGS.computeIfAbsent(registry, r -> new HashMap<>());
-      for (Binding other : bound.values()) {
-        if (other.batcher.get() == batcher) {
-          return; // bound already: counting its batches twice would be wrong
+      for (Map.Entry<MeterRegistry, Map<Tags, Binding>> e : BINDINGS.entrySet()) {
+        if (e.getKey() == registry || forwardsTo(e.getKey(), registry)) {
+          for (Binding other : e.getValue().values()) {
+            if (other.batcher.get() == batcher) {
+              // bound already, here or through a composite that feeds this registry (Spring Boot binds to its
+              // composite): counting its batches twice would be wrong
+              return;
+            }
+          }
         }
       }
+      Map<Tags, Binding> bound = BINDINGS.computeIfAbsent(registry, r -> new HashMap<>());
       Binding held = bound.get(tags);
       @Nullable Batcher<?, ?> holder = held == null ? null : held.batcher.get();
       if (holder != null && !holder.isClosed()) {
@@ -184,6 +193,18 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
       binding = mine;
       register(registry);
     }
+  }
+
+  /** Whether {@code composite} records into {@code registry}, through composites in between. */
+  private static boolean forwardsTo(MeterRegistry composite, MeterRegistry registry) {
+    if (composite instanceof CompositeMeterRegistry c) {
+      for (MeterRegistry child : c.getRegistries()) {
+        if (child == registry || forwardsTo(child, registry)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private void register(MeterRegistry registry) {

@@ -12,6 +12,7 @@ import dev.ringbatch.OverflowPolicy;
 import dev.ringbatch.RetryPolicy;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -285,5 +286,24 @@ class BatcherMetricsTest {
 
   private double count(String name, String tag, String value) {
     return registry.get(name).tag("name", "orders").tag(tag, value).functionCounter().count();
+  }
+
+  /**
+   * Bound to a composite (as Spring Boot binds) and then to one of its registries, a batcher counts each batch
+   * once there: the second bind does nothing.
+   */
+  @Test
+  void boundToACompositeAndThenToItsChild_countsEachBatchOnceInTheChild() {
+    CompositeMeterRegistry composite = new CompositeMeterRegistry();
+    composite.add(registry);
+    Batcher<Integer, Void> b = BatcherMetrics.monitor(composite, start(16));
+    BatcherMetrics.monitor(registry, b);
+
+    b.submit(2).join();
+    b.submit(4).join();
+
+    assertThat(registry.get("ringbatch.batch.size").summary().count()).as("batch.size count, %s", b.stats())
+        .isEqualTo(b.stats().batches()).isEqualTo(2);
+    assertThat(registry.get("ringbatch.item.wait").timer().count()).as("item.wait count").isEqualTo(2);
   }
 }
