@@ -32,10 +32,12 @@ import org.postgresql.PGConnection;
  * {@code --queue-batch} rows (default: the batcher's cap, 4,096), one {@code COPY} per batch, and the same with a rewritten multi-row
  * {@code INSERT}); last, one {@code COPY} of the same rows on a single connection, and the machine's bound for C
  * callers fitted in the same run ({@link CopyFit}). Checks that the table holds exactly the rows acknowledged
- * and ends with one {@code RESULT} line. {@code --baselines off} skips the queue batchers and the fit.
+ * and ends with one {@code RESULT} line. {@code --baselines off} skips the queue batchers and the fit. Before any run
+ * is timed, ringbatch and each queue batcher write {@code --warmup} rows (default a fifth of the rows, at most 20,000) untimed, so that the JIT has
+ * compiled the JDBC code they share before the first of them is timed.
  *
  * <p>Options: {@code --callers 64 --rows 100000 --pool 16 --sink copy|unnest|rows --shards 1 --connections 1
- * --jdbc-url URL --durability on|off --adaptive default|off|throughput|latency:MILLIS --queue-batch 4096 --baselines on|off}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
+ * --jdbc-url URL --durability on|off --adaptive default|off|throughput|latency:MILLIS --queue-batch 4096 --baselines on|off --warmup 20000}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
  * connection each. With {@code --sink copy --connections N}, one batcher copies up to N batches at once (one is
  * copied while another commits). With {@code --bad-percent P}, P rows in every hundred break a {@code CHECK}
  * constraint: each run must fail exactly those, and write the others. {@code --adaptive default} (the default)
@@ -45,7 +47,7 @@ import org.postgresql.PGConnection;
  */
 final class JdbcDemo {
   static final String OPTIONS = "--callers --rows --pool --sink --shards --connections --bad-percent --jdbc-url"
-      + " --durability --threads --adaptive --queue-batch --baselines";
+      + " --durability --threads --adaptive --queue-batch --baselines --warmup";
 
   /** The batcher's ring and batch cap, and the queue batchers' cap unless {@code --queue-batch} says otherwise. */
   static final int BATCH_CAP = 4096;
@@ -89,6 +91,7 @@ final class JdbcDemo {
     Adaptive adaptive = limits.equals("default") ? null : adaptive(limits);
     int queueBatch = options.intValue("queue-batch", BATCH_CAP); // the same cap as the batcher's
     String baselines = options.stringValue("baselines", "on");
+    int warmup = options.intValue("warmup", Math.min(20_000, rows / 5), 0); // rows untimed per batched run
     CallerHarness.threads(threads); // a bad value or an old JDK fails here, before the database starts
     options.requireAllUsed(OPTIONS);
     if (badPercent > 100) {
@@ -128,56 +131,76 @@ final class JdbcDemo {
       long unbatchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
       DemoDatabase.execute(pool, "TRUNCATE demo_events");
 
-      CallerHarness.Outcome batched;
-      BatcherStats stats;
-      LongAdder sinkNanos = new LongAdder();
-      List<AutoCloseable> sinks = new ArrayList<>();
-      // Room for every caller, as the queue batcher's queue has (max(cap, callers)): a ring is a power of two
-      int ringSize = Util.ceilingNextPowerOfTwo(Math.max(BATCH_CAP, callers));
-      BatcherConfig.Builder builder = BatcherConfig.builder().maxInFlightBatches(connections);
-      if (!limits.equals("default")) { // tuned by hand: room for every caller, and a mode or fixed limits
-        builder.ringSize(ringSize).maxBatchSize(BATCH_CAP);
-        if (adaptive == null) {
-          builder.linger(Duration.ZERO);
-        } else {
-          builder.adaptive(adaptive);
-        }
-      }
-      BatcherConfig config = builder.build();
-      try (Batcher<Event, Integer> batcher = connections > 1
-          ? Batcher.ofAsync("demo-events", config, opened(sinks, overlappingCopySink(pool, connections)))
-          : shards == 1
-          ? Batcher.of("demo-events", config, opened(sinks, sink(pool, sinkMode)))
-          : Batcher.sharded("demo-events", config, shards, Event::id, shard -> opened(sinks, sink(pool, sinkMode)))) {
-        batcher.addStatsRecorder(new StatsRecorder() {
-          @Override
-          public void recordBatch(int size, long weight, long writeNanos, int failed) {
-            sinkNanos.add(writeNanos);
-          }
-        });
-        batched = CallerHarness.run("ringbatch", callers, rows,
-            (caller, i) -> batcher.submitAndWait(event(caller, i, badPercent)), out, threads);
-        if (config.adaptive() != null) {
-          out.println("adaptive limits (" + config.adaptive() + ", --adaptive " + limits + ") at the end: "
-              + batcher.limits());
-        }
-        stats = batcher.close(Duration.ofSeconds(30)).stats();
-      } finally {
-        for (AutoCloseable sink : sinks) {
-          sink.close();
-        }
-      }
-      double sinkBusy = sinkNanos.sum() / 1e9 / batched.seconds() / shards / connections; // per connection
-      long batchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
-      DemoDatabase.execute(pool, "TRUNCATE demo_events");
-
+      // Every batched run first writes --warmup rows unmeasured, so that no run is timed while the JIT compiles code
+      // the runs share (pgjdbc's COPY and INSERT paths): without it the first timed (ringbatch) paid for the rest.
+      CallerHarness.Outcome batched = null;
+      BatcherStats stats = null;
+      long sinkNanosTotal = 0;
+      double sinkBusy = 0;
+      long batchedRows = 0;
       Baseline queueCopy = Baseline.NONE;
       Baseline queueRewrite = Baseline.NONE;
+      PrintStream quiet = new PrintStream(java.io.OutputStream.nullOutputStream());
+      for (int pass = warmup > 0 ? 0 : 1; pass < 2; pass++) {
+        boolean timed = pass == 1;
+        int passRows = timed ? rows : warmup;
+        PrintStream passOut = timed ? out : quiet;
+        LongAdder sinkNanos = new LongAdder();
+        List<AutoCloseable> sinks = new ArrayList<>();
+        // Room for every caller, as the queue batcher's queue has (max(cap, callers)): a ring is a power of two
+        int ringSize = Util.ceilingNextPowerOfTwo(Math.max(BATCH_CAP, callers));
+        BatcherConfig.Builder builder = BatcherConfig.builder().maxInFlightBatches(connections);
+        if (!limits.equals("default")) { // tuned by hand: room for every caller, and a mode or fixed limits
+          builder.ringSize(ringSize).maxBatchSize(BATCH_CAP);
+          if (adaptive == null) {
+            builder.linger(Duration.ZERO);
+          } else {
+            builder.adaptive(adaptive);
+          }
+        }
+        BatcherConfig config = builder.build();
+        CallerHarness.Outcome run;
+        try (Batcher<Event, Integer> batcher = connections > 1
+            ? Batcher.ofAsync("demo-events", config, opened(sinks, overlappingCopySink(pool, connections)))
+            : shards == 1
+            ? Batcher.of("demo-events", config, opened(sinks, sink(pool, sinkMode)))
+            : Batcher.sharded("demo-events", config, shards, Event::id, shard -> opened(sinks, sink(pool, sinkMode)))) {
+          batcher.addStatsRecorder(new StatsRecorder() {
+            @Override
+            public void recordBatch(int size, long weight, long writeNanos, int failed) {
+              sinkNanos.add(writeNanos);
+            }
+          });
+          run = CallerHarness.run("ringbatch", callers, passRows,
+              (caller, i) -> batcher.submitAndWait(event(caller, i, badPercent)), passOut, threads);
+          if (timed && config.adaptive() != null) {
+            out.println("adaptive limits (" + config.adaptive() + ", --adaptive " + limits + ") at the end: "
+                + batcher.limits());
+          }
+          stats = batcher.close(Duration.ofSeconds(30)).stats();
+        } finally {
+          for (AutoCloseable sink : sinks) {
+            sink.close();
+          }
+        }
+        batched = run;
+        sinkNanosTotal = sinkNanos.sum();
+        sinkBusy = sinkNanosTotal / 1e9 / run.seconds() / shards / connections; // per connection
+        batchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
+        DemoDatabase.execute(pool, "TRUNCATE demo_events");
+        if (baselines.equals("on")) {
+          queueCopy = queue("queue + COPY", pool, queueBatch, JdbcDemo::copyRows, callers, passRows, badPercent,
+              passOut, threads);
+          queueRewrite = queue("queue + rewrite", rewriting, queueBatch, JdbcDemo::insertRows, callers, passRows,
+              badPercent, passOut, threads);
+        }
+        if (!timed) {
+          out.printf("warm-up: ringbatch and each queue batcher wrote %,d rows first, not timed (--warmup 0 skips)%n",
+              warmup);
+        }
+      }
       CopyFit fit = null;
       if (baselines.equals("on")) {
-        queueCopy = queue("queue + COPY", pool, queueBatch, JdbcDemo::copyRows, callers, rows, badPercent, out, threads);
-        queueRewrite = queue("queue + rewrite", rewriting, queueBatch, JdbcDemo::insertRows, callers, rows,
-            badPercent, out, threads);
         CopyFit copyFit = CopyFit.measure("COPY", pool, JdbcDemo::copyRows, id -> event(0, id, 0));
         DemoDatabase.execute(pool, "TRUNCATE demo_events");
         CopyFit insertFit = CopyFit.measure("multi-row INSERT", rewriting, JdbcDemo::insertRows, id -> event(0, id, 0));
@@ -214,19 +237,19 @@ final class JdbcDemo {
           + " %d, failed %d (%d rows are bad)%n", unbatchedRows, batchedRows, copiedRows, goodRows, acknowledged,
           batched.failed(), badRows);
       out.printf(Locale.ROOT, "ringbatch sink: %d batches, %.0f µs per batch, busy %.0f%% of the run%n",
-          stats.batches(), sinkNanos.sum() / 1e3 / Math.max(1, stats.batches()), 100 * sinkBusy);
+          stats.batches(), sinkNanosTotal / 1e3 / Math.max(1, stats.batches()), 100 * sinkBusy);
       String result = String.format(Locale.ROOT, "RESULT jdbc sink=%s callers=%d threads=%s rows=%d shards=%d"
               + " connections=%d"
               + " unbatched_rows_per_s=%.0f batched_rows_per_s=%.0f speedup=%.2f copy_rows_per_s=%.0f copy_ratio=%.2f mean_batch=%.1f"
               + " sink_busy=%.2f bad_rows=%d failed=%d lost=%d"
               + " queue_copy_rows_per_s=%.0f queue_copy_batch=%.1f queue_copy_failed=%d"
               + " queue_rewrite_rows_per_s=%.0f queue_rewrite_batch=%.1f"
-              + " vs_best_queue=%.2f bound_rows_per_s=%.0f vs_bound=%.2f",
+              + " vs_best_queue=%.2f bound_rows_per_s=%.0f vs_bound=%.2f warmup_rows=%d",
           sinkMode, callers, threads, rows, shards, connections, unbatched.perSecond(), batched.perSecond(),
           batched.perSecond() / unbatched.perSecond(), copyPerSecond, batched.perSecond() / copyPerSecond, stats.meanBatchSize(), sinkBusy, badRows, batched.failed(), lost,
           queueCopy.perSecond(), queueCopy.meanBatch(), queueCopy.failed(), queueRewrite.perSecond(),
           queueRewrite.meanBatch(),
-          batched.perSecond() / bestQueue, bound, batched.perSecond() / bound);
+          batched.perSecond() / bestQueue, bound, batched.perSecond() / bound, warmup);
       out.println(result);
       return result;
     }
