@@ -126,7 +126,7 @@ public interface Batcher<T, R> extends AutoCloseable {
    * if the batcher is closing, or if a close timed out before the item was written. Under {@code BLOCK} this
    * call waits for room before it returns.
    *
-   * @throws NullPointerException if {@code item} is null
+   * @throws NullPointerException if {@code item} is null, or a sharded batcher's key function returns null
    * @throws IllegalArgumentException if the weigher returns a negative weight for {@code item}, or a sharded
    *     batcher's key function returns an array
    */
@@ -142,7 +142,8 @@ public interface Batcher<T, R> extends AutoCloseable {
    * @throws InterruptedException if interrupted while waiting for room or for the result; an item already
    *     accepted is still written
    * @throws IllegalStateException if called on the batcher's own consumer thread
-   * @throws NullPointerException if {@code item} is null
+   * @throws NullPointerException if {@code item} is null, or a sharded batcher's key function returns null
+   * @throws IllegalArgumentException as {@link #submit} does
    */
   R submitAndWait(T item) throws InterruptedException;
 
@@ -164,9 +165,10 @@ public interface Batcher<T, R> extends AutoCloseable {
    * @throws BatcherClosedException if the batcher is closing or closed, or abandoned the item
    * @throws InterruptedException if interrupted while waiting for room or for the result; an item already
    *     accepted is still written
-   * @throws IllegalArgumentException if {@code timeout} is negative
+   * @throws IllegalArgumentException if {@code timeout} is negative, or as {@link #submit} does
    * @throws IllegalStateException if called on the batcher's own consumer thread
-   * @throws NullPointerException if {@code item} or {@code timeout} is null
+   * @throws NullPointerException if {@code item} or {@code timeout} is null, or a sharded batcher's key function
+   *     returns null
    */
   R submitAndWait(T item, java.time.Duration timeout) throws InterruptedException,
       java.util.concurrent.TimeoutException;
@@ -181,8 +183,9 @@ public interface Batcher<T, R> extends AutoCloseable {
    * otherwise logged at {@code WARNING}, at most once every ten seconds per batcher.
    *
    * @return {@code true} if the item was accepted, {@code false} if it was refused (and counted)
-   * @throws NullPointerException if {@code item} is null
-   * @throws IllegalArgumentException if the weigher returns a negative weight for {@code item}
+   * @throws NullPointerException if {@code item} is null, or a sharded batcher's key function returns null
+   * @throws IllegalArgumentException if the weigher returns a negative weight for {@code item}, or a sharded
+   *     batcher's key function returns an array
    */
   boolean offer(T item);
 

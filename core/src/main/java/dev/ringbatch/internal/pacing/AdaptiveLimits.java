@@ -4,6 +4,7 @@ import dev.ringbatch.Adaptive;
 import dev.ringbatch.BatchLimits;
 import dev.ringbatch.internal.shared.Checks;
 import java.time.Duration;
+import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -396,11 +397,12 @@ public final class AdaptiveLimits {
   }
 
   static String micros(long nanos) {
-    return nanos % 1_000 == 0 || nanos > 100_000 ? nanos / 1_000 + " µs" : String.format("%.1f µs", nanos / 1e3);
+    return nanos % 1_000 == 0 || nanos > 100_000 ? nanos / 1_000 + " µs"
+        : String.format(Locale.ROOT, "%.1f µs", nanos / 1e3);
   }
 
   private static String perMilli(double perNano) {
-    return String.format("%.1f", perNano * 1e6);
+    return String.format(Locale.ROOT, "%.1f", perNano * 1e6);
   }
 
   @Override

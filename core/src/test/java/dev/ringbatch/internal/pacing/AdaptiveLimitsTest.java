@@ -522,4 +522,15 @@ class AdaptiveLimitsTest {
     tight.run(20_000);
     assertThat(tight.longestRoundTrip).isLessThanOrEqualTo(2_530 * MICROS); // within 10 %, probes included
   }
+
+  @Test
+  void logLines_printMicrosecondsWithAPoint_inEveryLocale() {
+    java.util.Locale before = java.util.Locale.getDefault();
+    java.util.Locale.setDefault(java.util.Locale.GERMANY);
+    try {
+      assertThat(AdaptiveLimits.micros(1_500)).isEqualTo("1.5 µs");
+    } finally {
+      java.util.Locale.setDefault(before);
+    }
+  }
 }
