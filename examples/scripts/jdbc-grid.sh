@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The JDBC demo over the grid of callers, each cell in its own JVM, ringbatch against the hand-written queue
-# batchers and the fitted bound in every run (see JdbcDemo). Prints every RESULT line, then the medians:
+# batchers and the fitted bound in every run (see JdbcDemo). Each cell runs ROUNDS timed rounds of the batched runs
+# in one JVM, their order rotating from round to round, after a warm-up (BatchedRuns); its figures are the medians
+# of those rounds. Prints every RESULT line, then a table of them (medians again if JVMS > 1):
 #
 #   examples/scripts/jdbc-grid.sh ROUNDS JAVA_HOME...   e.g. examples/scripts/jdbc-grid.sh 3 /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64
+#   JVMS=2 examples/scripts/jdbc-grid.sh 3 ...           two JVMs per cell
 #
-# Virtual-thread cells run only on JDK 21+. About 9 minutes per round for JDK 17 and 25 on a 2-core machine.
+# Virtual-thread cells run only on JDK 21+. About 25 minutes for 3 rounds, JDK 17 and 25, on a 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=$1; shift
@@ -14,10 +17,10 @@ cp="examples/target/classes:$(cat examples/target/grid.classpath)"
 out=$(mktemp)
 cell() { # $1 java home, $2 label, $3 round, rest: demo options
   local home=$1 label=$2 round=$3; shift 3
-  "$home/bin/java" -cp "$cp" dev.ringbatch.examples.Demo jdbc "$@" 2>&1 | grep '^RESULT' \
+  "$home/bin/java" -cp "$cp" dev.ringbatch.examples.Demo jdbc --rounds "$rounds" "$@" 2>&1 | grep '^RESULT' \
     | sed "s/^/$(basename "$home") $label round $round: /" | tee -a "$out"
 }
-for round in $(seq 1 "$rounds"); do
+for round in $(seq 1 "${JVMS:-1}"); do
   for home in "$@"; do
     cell "$home" p16 "$round" --callers 16 --rows 200000
     cell "$home" p64 "$round" --callers 64 --rows 400000

@@ -1,17 +1,12 @@
 package dev.ringbatch.examples;
 
-import com.lmax.disruptor.util.Util;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.ringbatch.Adaptive;
 import dev.ringbatch.BatchSink;
-import dev.ringbatch.Batcher;
-import dev.ringbatch.BatcherConfig;
-import dev.ringbatch.BatcherStats;
 import dev.ringbatch.postgresql.OverlappingCopySink;
 import dev.ringbatch.postgresql.PgCopySink;
 import dev.ringbatch.postgresql.PgUnnest;
 import dev.ringbatch.sink.JdbcBatchSink;
-import dev.ringbatch.stats.StatsRecorder;
 import java.io.PrintStream;
 import java.io.StringReader;
 import java.sql.Connection;
@@ -20,7 +15,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.LongStream;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
@@ -32,12 +26,13 @@ import org.postgresql.PGConnection;
  * {@code --queue-batch} rows (default: the batcher's cap, 4,096), one {@code COPY} per batch, and the same with a rewritten multi-row
  * {@code INSERT}); last, one {@code COPY} of the same rows on a single connection, and the machine's bound for C
  * callers fitted in the same run ({@link CopyFit}). Checks that the table holds exactly the rows acknowledged
- * and ends with one {@code RESULT} line. {@code --baselines off} skips the queue batchers and the fit. Before any run
- * is timed, ringbatch and each queue batcher write {@code --warmup} rows (default a fifth of the rows, at most 20,000) untimed, so that the JIT has
- * compiled the JDBC code they share before the first of them is timed.
+ * and ends with one {@code RESULT} line. {@code --baselines off} skips the queue batchers and the fit. The batched
+ * runs ({@link BatchedRuns}) first write {@code --warmup} rows each untimed (default a fifth of the rows, at most
+ * 20,000), so that none is timed while the JIT compiles the JDBC code they share; then {@code --rounds} timed rounds
+ * (default 1), in an order that rotates from round to round, reported as medians.
  *
  * <p>Options: {@code --callers 64 --rows 100000 --pool 16 --sink copy|unnest|rows --shards 1 --connections 1
- * --jdbc-url URL --durability on|off --adaptive default|off|throughput|latency:MILLIS --queue-batch 4096 --baselines on|off --warmup 20000}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
+ * --jdbc-url URL --durability on|off --adaptive default|off|throughput|latency:MILLIS --queue-batch 4096 --baselines on|off --warmup 20000 --rounds 1}. With {@code --shards N}, N batchers keyed by row id write in parallel, one
  * connection each. With {@code --sink copy --connections N}, one batcher copies up to N batches at once (one is
  * copied while another commits). With {@code --bad-percent P}, P rows in every hundred break a {@code CHECK}
  * constraint: each run must fail exactly those, and write the others. {@code --adaptive default} (the default)
@@ -47,7 +42,7 @@ import org.postgresql.PGConnection;
  */
 final class JdbcDemo {
   static final String OPTIONS = "--callers --rows --pool --sink --shards --connections --bad-percent --jdbc-url"
-      + " --durability --threads --adaptive --queue-batch --baselines --warmup";
+      + " --durability --threads --adaptive --queue-batch --baselines --warmup --rounds";
 
   /** The batcher's ring and batch cap, and the queue batchers' cap unless {@code --queue-batch} says otherwise. */
   static final int BATCH_CAP = 4096;
@@ -92,6 +87,7 @@ final class JdbcDemo {
     int queueBatch = options.intValue("queue-batch", BATCH_CAP); // the same cap as the batcher's
     String baselines = options.stringValue("baselines", "on");
     int warmup = options.intValue("warmup", Math.min(20_000, rows / 5), 0); // rows untimed per batched run
+    int rounds = options.intValue("rounds", 1, 1); // timed rounds of the batched runs, their order rotating
     CallerHarness.threads(threads); // a bad value or an old JDK fails here, before the database starts
     options.requireAllUsed(OPTIONS);
     if (badPercent > 100) {
@@ -131,74 +127,12 @@ final class JdbcDemo {
       long unbatchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
       DemoDatabase.execute(pool, "TRUNCATE demo_events");
 
-      // Every batched run first writes --warmup rows unmeasured, so that no run is timed while the JIT compiles code
-      // the runs share (pgjdbc's COPY and INSERT paths): without it the first timed (ringbatch) paid for the rest.
-      CallerHarness.Outcome batched = null;
-      BatcherStats stats = null;
-      long sinkNanosTotal = 0;
-      double sinkBusy = 0;
-      long batchedRows = 0;
-      Baseline queueCopy = Baseline.NONE;
-      Baseline queueRewrite = Baseline.NONE;
-      PrintStream quiet = new PrintStream(java.io.OutputStream.nullOutputStream());
-      for (int pass = warmup > 0 ? 0 : 1; pass < 2; pass++) {
-        boolean timed = pass == 1;
-        int passRows = timed ? rows : warmup;
-        PrintStream passOut = timed ? out : quiet;
-        LongAdder sinkNanos = new LongAdder();
-        List<AutoCloseable> sinks = new ArrayList<>();
-        // Room for every caller, as the queue batcher's queue has (max(cap, callers)): a ring is a power of two
-        int ringSize = Util.ceilingNextPowerOfTwo(Math.max(BATCH_CAP, callers));
-        BatcherConfig.Builder builder = BatcherConfig.builder().maxInFlightBatches(connections);
-        if (!limits.equals("default")) { // tuned by hand: room for every caller, and a mode or fixed limits
-          builder.ringSize(ringSize).maxBatchSize(BATCH_CAP);
-          if (adaptive == null) {
-            builder.linger(Duration.ZERO);
-          } else {
-            builder.adaptive(adaptive);
-          }
-        }
-        BatcherConfig config = builder.build();
-        CallerHarness.Outcome run;
-        try (Batcher<Event, Integer> batcher = connections > 1
-            ? Batcher.ofAsync("demo-events", config, opened(sinks, overlappingCopySink(pool, connections)))
-            : shards == 1
-            ? Batcher.of("demo-events", config, opened(sinks, sink(pool, sinkMode)))
-            : Batcher.sharded("demo-events", config, shards, Event::id, shard -> opened(sinks, sink(pool, sinkMode)))) {
-          batcher.addStatsRecorder(new StatsRecorder() {
-            @Override
-            public void recordBatch(int size, long weight, long writeNanos, int failed) {
-              sinkNanos.add(writeNanos);
-            }
-          });
-          run = CallerHarness.run("ringbatch", callers, passRows,
-              (caller, i) -> batcher.submitAndWait(event(caller, i, badPercent)), passOut, threads);
-          if (timed && config.adaptive() != null) {
-            out.println("adaptive limits (" + config.adaptive() + ", --adaptive " + limits + ") at the end: "
-                + batcher.limits());
-          }
-          stats = batcher.close(Duration.ofSeconds(30)).stats();
-        } finally {
-          for (AutoCloseable sink : sinks) {
-            sink.close();
-          }
-        }
-        batched = run;
-        sinkNanosTotal = sinkNanos.sum();
-        sinkBusy = sinkNanosTotal / 1e9 / run.seconds() / shards / connections; // per connection
-        batchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
-        DemoDatabase.execute(pool, "TRUNCATE demo_events");
-        if (baselines.equals("on")) {
-          queueCopy = queue("queue + COPY", pool, queueBatch, JdbcDemo::copyRows, callers, passRows, badPercent,
-              passOut, threads);
-          queueRewrite = queue("queue + rewrite", rewriting, queueBatch, JdbcDemo::insertRows, callers, passRows,
-              badPercent, passOut, threads);
-        }
-        if (!timed) {
-          out.printf("warm-up: ringbatch and each queue batcher wrote %,d rows first, not timed (--warmup 0 skips)%n",
-              warmup);
-        }
-      }
+      BatchedRuns.Result runs = BatchedRuns.run(new BatchedRuns.Setup(pool, rewriting, callers, badPercent, threads,
+          sinkMode, shards, connections, limits, adaptive, queueBatch, baselines.equals("on")), rows, warmup, rounds, out);
+      BatchedRuns.Arm batched = runs.ringbatch();
+      BatchedRuns.Arm queueCopy = runs.queueCopy();
+      BatchedRuns.Arm queueRewrite = runs.queueRewrite();
+
       CopyFit fit = null;
       if (baselines.equals("on")) {
         CopyFit copyFit = CopyFit.measure("COPY", pool, JdbcDemo::copyRows, id -> event(0, id, 0));
@@ -215,73 +149,43 @@ final class JdbcDemo {
 
       long badRows = LongStream.range(0, rows).filter(i -> bad(i, badPercent)).count();
       long goodRows = rows - badRows;
-      long acknowledged = rows - batched.failed();
-      long lost = Math.abs(acknowledged - batchedRows) + Math.abs((rows - unbatched.failed()) - unbatchedRows)
-          + Math.abs(goodRows - copiedRows) + queueCopy.lost() + queueRewrite.lost();
-      double bestQueue = Math.max(queueCopy.perSecond(), queueRewrite.perSecond());
+      long lost = Math.abs((rows - unbatched.failed()) - unbatchedRows) + Math.abs(goodRows - copiedRows)
+          + batched.lost + queueCopy.lost + queueRewrite.lost;
       double bound = fit == null ? Double.NaN : fit.boundRowsPerSecond(callers);
       double copyPerSecond = goodRows / copySeconds;
       out.println();
-      out.println("                      rows/s    p50 µs    p99 µs   mean batch");
-      row(out, "unbatched (autocommit)", unbatched.perSecond(), unbatched.p50Micros(), unbatched.p99Micros(), "1");
-      row(out, "ringbatch", batched.perSecond(), batched.p50Micros(), batched.p99Micros(),
-          String.format(Locale.ROOT, "%.1f", stats.meanBatchSize()));
-      queueCopy.print(out);
-      queueRewrite.print(out);
-      row(out, "COPY, one connection", copyPerSecond, Double.NaN, Double.NaN, String.valueOf(rows));
+      out.println("                      rows/s    p50 µs    p99 µs   mean batch"
+          + (rounds > 1 ? "   (batched: medians of " + rounds + " rounds)" : ""));
+      row(out, "unbatched (autocommit)", unbatched.perSecond(), unbatched.p50Micros(), unbatched.p99Micros(), 1);
+      for (BatchedRuns.Arm arm : List.of(batched, queueCopy, queueRewrite)) {
+        if (arm.ran()) {
+          row(out, arm.label, arm.perSecond(), arm.p50Micros(), arm.p99Micros(), arm.meanBatch());
+        }
+      }
+      row(out, "COPY, one connection", copyPerSecond, Double.NaN, Double.NaN, rows);
       if (fit != null) {
-        row(out, "bound for " + callers + " callers", bound, Double.NaN, Double.NaN, String.valueOf(callers));
+        row(out, "bound for " + callers + " callers", bound, Double.NaN, Double.NaN, callers);
         out.println("the bound is the better method's: " + fit.method());
       }
-      out.printf(Locale.ROOT, "rows in table after each run: %d, %d, %d (expected %d each); ringbatch acknowledged"
-          + " %d, failed %d (%d rows are bad)%n", unbatchedRows, batchedRows, copiedRows, goodRows, acknowledged,
-          batched.failed(), badRows);
+      out.printf(Locale.ROOT, "rows missing from or extra in the table after every run: %d; ringbatch failed %d calls"
+          + " a round (%d rows are bad)%n", lost, batched.failed, badRows);
       out.printf(Locale.ROOT, "ringbatch sink: %d batches, %.0f µs per batch, busy %.0f%% of the run%n",
-          stats.batches(), sinkNanosTotal / 1e3 / Math.max(1, stats.batches()), 100 * sinkBusy);
+          batched.batches, batched.sinkNanos / 1e3 / Math.max(1, batched.batches), 100 * batched.sinkBusy());
       String result = String.format(Locale.ROOT, "RESULT jdbc sink=%s callers=%d threads=%s rows=%d shards=%d"
               + " connections=%d"
               + " unbatched_rows_per_s=%.0f batched_rows_per_s=%.0f speedup=%.2f copy_rows_per_s=%.0f copy_ratio=%.2f mean_batch=%.1f"
               + " sink_busy=%.2f bad_rows=%d failed=%d lost=%d"
               + " queue_copy_rows_per_s=%.0f queue_copy_batch=%.1f queue_copy_failed=%d"
               + " queue_rewrite_rows_per_s=%.0f queue_rewrite_batch=%.1f"
-              + " vs_best_queue=%.2f bound_rows_per_s=%.0f vs_bound=%.2f warmup_rows=%d",
+              + " vs_best_queue=%.2f bound_rows_per_s=%.0f vs_bound=%.2f warmup_rows=%d rounds=%d",
           sinkMode, callers, threads, rows, shards, connections, unbatched.perSecond(), batched.perSecond(),
-          batched.perSecond() / unbatched.perSecond(), copyPerSecond, batched.perSecond() / copyPerSecond, stats.meanBatchSize(), sinkBusy, badRows, batched.failed(), lost,
-          queueCopy.perSecond(), queueCopy.meanBatch(), queueCopy.failed(), queueRewrite.perSecond(),
-          queueRewrite.meanBatch(),
-          batched.perSecond() / bestQueue, bound, batched.perSecond() / bound, warmup);
+          batched.perSecond() / unbatched.perSecond(), copyPerSecond, batched.perSecond() / copyPerSecond,
+          batched.meanBatch(), batched.sinkBusy(), badRows, batched.failed, lost,
+          queueCopy.perSecond(), queueCopy.meanBatch(), queueCopy.failed, queueRewrite.perSecond(),
+          queueRewrite.meanBatch(), runs.vsBestQueue(), bound, batched.perSecond() / bound, warmup, rounds);
       out.println(result);
       return result;
     }
-  }
-
-  /** What a queue batcher run gave: rows written per second, its mean batch, and rows missing or extra. */
-  record Baseline(String label, double perSecond, double p50Micros, double p99Micros, double meanBatch, long failed,
-      long lost) {
-    static final Baseline NONE = new Baseline("", Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0, 0);
-
-    void print(PrintStream out) {
-      if (!label.isEmpty()) {
-        row(out, label, perSecond, p50Micros, p99Micros, String.format(Locale.ROOT, "%.1f", meanBatch));
-      }
-    }
-  }
-
-  /** The same callers through a hand-written {@link QueueBatcher}; checks the table holds exactly what it acknowledged. */
-  private static Baseline queue(String label, HikariDataSource pool, int maxBatch, QueueBatcher.Writer<Event> writer,
-      int callers, int rows, int badPercent, PrintStream out, String threads) throws Exception {
-    double meanBatch;
-    CallerHarness.Outcome outcome;
-    try (QueueBatcher<Event> batcher = new QueueBatcher<>("queue-batcher", Math.max(maxBatch, callers), maxBatch, pool,
-        writer)) {
-      outcome = CallerHarness.run(label, callers, rows, (caller, i) -> batcher.submitAndWait(event(caller, i, badPercent)),
-          out, threads);
-      meanBatch = batcher.meanBatchSize();
-    }
-    long inTable = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
-    DemoDatabase.execute(pool, "TRUNCATE demo_events");
-    return new Baseline(label, outcome.perSecond(), outcome.p50Micros(), outcome.p99Micros(), meanBatch,
-        outcome.failed(), Math.abs((rows - outcome.failed()) - inTable));
   }
 
   /** One {@code COPY} of {@code rows} as CSV: what a user writes with pgjdbc's {@code CopyManager}. */
@@ -320,13 +224,6 @@ final class JdbcDemo {
     }
   }
 
-  private static <S> S opened(List<AutoCloseable> sinks, S sink) {
-    if (sink instanceof AutoCloseable closeable) {
-      sinks.add(closeable);
-    }
-    return sink;
-  }
-
   static Event event(int caller, long index, int badPercent) {
     String payload = bad(index, badPercent) ? "bad" : "event " + index + " from caller " + caller;
     return new Event(index, caller, payload);
@@ -337,7 +234,7 @@ final class JdbcDemo {
     return index % 100 < badPercent;
   }
 
-  private static BatchSink<Event, Integer> sink(HikariDataSource pool, String mode) {
+  static BatchSink<Event, Integer> sink(HikariDataSource pool, String mode) {
     if (mode.equals("copy")) {
       // tag::copy[]
       return PgCopySink.<Event>into(pool, "demo_events")
@@ -366,7 +263,7 @@ final class JdbcDemo {
     // end::jdbc-unnest[]
   }
 
-  private static OverlappingCopySink<Event> overlappingCopySink(HikariDataSource pool, int connections) {
+  static OverlappingCopySink<Event> overlappingCopySink(HikariDataSource pool, int connections) {
     return PgCopySink.<Event>into(pool, "demo_events")
         .column("id", Event::id)
         .column("caller", Event::caller)
@@ -390,8 +287,9 @@ final class JdbcDemo {
     }
   }
 
-  private static void row(PrintStream out, String label, double perSecond, double p50, double p99, String batch) {
-    out.printf(Locale.ROOT, "%-22s %9.0f %9s %9s %12s%n", label, perSecond, micros(p50), micros(p99), batch);
+  private static void row(PrintStream out, String label, double perSecond, double p50, double p99, double batch) {
+    String size = String.format(Locale.ROOT, batch == Math.rint(batch) ? "%.0f" : "%.1f", batch);
+    out.printf(Locale.ROOT, "%-22s %9.0f %9s %9s %12s%n", label, perSecond, micros(p50), micros(p99), size);
   }
 
   private static String micros(double value) {

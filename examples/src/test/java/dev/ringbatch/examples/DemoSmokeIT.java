@@ -49,6 +49,17 @@ class DemoSmokeIT {
   }
 
   @Test
+  void jdbc_inRotatingRounds_everyRoundFailsOnlyTheBadRows_andLosesNone() throws Exception {
+    Map<String, String> result = run("jdbc", "--callers", "8", "--rows", "1000", "--bad-percent", "1",
+        "--durability", "off", "--rounds", "3", "--warmup", "100");
+
+    assertThat(result).containsEntry("rounds", "3").containsEntry("warmup_rows", "100")
+        .containsEntry("bad_rows", "10").containsEntry("failed", "10").containsEntry("lost", "0");
+    assertThat(Double.parseDouble(result.get("vs_best_queue"))).as("result=%s", result).isPositive().isFinite();
+    assertThat(Double.parseDouble(result.get("queue_copy_rows_per_s"))).isPositive();
+  }
+
+  @Test
   void jdbc_virtualThreadCallers() throws Exception {
     org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21+");
     Map<String, String> result = run("jdbc", "--threads", "virtual", "--callers", "500", "--rows", "3000");
