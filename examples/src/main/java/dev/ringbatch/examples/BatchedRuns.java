@@ -10,10 +10,15 @@ import dev.ringbatch.examples.JdbcDemo.Event;
 import dev.ringbatch.stats.StatsRecorder;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 import org.jspecify.annotations.Nullable;
@@ -25,8 +30,9 @@ import org.jspecify.annotations.Nullable;
  * each arm once per round, the order rotating from round to round (ringbatch first in the first round, the queue +
  * {@code COPY} batcher first in the second, ...), so that no arm always runs first on a machine whose speed drifts
  * within a run. An arm's rows/s is the median of its rounds, its latencies are over all of them, and ringbatch's
- * ratio to the better queue batcher is the median of each round's ratio. After every run the table must hold exactly
- * the rows that run acknowledged; what it does not is counted as lost.
+ * ratio is its median over the better queue batcher's median. After every run, the warm-up's too, the table must hold
+ * exactly the rows that run told "written", by id, each with the payload its caller passed; every row it has wrong
+ * counts as lost.
  */
 final class BatchedRuns {
   /** What the demo's options say about the batched runs. */
@@ -42,7 +48,10 @@ final class BatchedRuns {
     private final Histogram latencyNanos = new Histogram(3);
     /** The most calls any round failed: each round fails the same bad rows. */
     long failed;
-    /** Rows missing from or extra in the table after a round, summed over the rounds. */
+    /**
+     * Rows wrong in the table after a run, summed over the runs (the warm-up's included): an acknowledged row missing,
+     * a row nobody was told was written, or a row whose payload is not the one its caller passed.
+     */
     long lost;
     /** ringbatch only: the sink's time and the batches, summed over the rounds, and the sink's busy share per round. */
     long sinkNanos;
@@ -53,12 +62,12 @@ final class BatchedRuns {
       this.label = label;
     }
 
-    void add(CallerHarness.Outcome run, double batch, long rowsInTable) {
+    void add(CallerHarness.Outcome run, double batch, long wrong) {
       perSecond.add(run.perSecond());
       meanBatch.add(batch);
       latencyNanos.add(run.latencyNanos());
       failed = Math.max(failed, run.failed());
-      lost += Math.abs((run.calls() - run.failed()) - rowsInTable);
+      lost += wrong;
     }
 
     boolean ran() {
@@ -90,7 +99,7 @@ final class BatchedRuns {
     }
   }
 
-  /** The three arms after every round, and ringbatch's median ratio to the better queue batcher of each round. */
+  /** The three arms after every round, and ringbatch's median rows/s over the better queue batcher's. */
   record Result(Arm ringbatch, Arm queueCopy, Arm queueRewrite, double vsBestQueue) {}
 
   private BatchedRuns() {}
@@ -98,29 +107,37 @@ final class BatchedRuns {
   /** Runs the warm-up ({@code warmup} rows per arm, none if 0), then {@code rounds} timed rounds of {@code rows}. */
   static Result run(Setup setup, int rows, int warmup, int rounds, PrintStream out) throws Exception {
     PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
-    if (warmup > 0) {
-      List<Arm> untimed = List.of(new Arm("ringbatch"), new Arm("queue + COPY"), new Arm("queue + rewrite"));
-      for (Arm arm : untimed) {
-        run(setup, arm, warmup, quiet);
-      }
-      out.printf("warm-up: ringbatch and each queue batcher wrote %,d rows first, not timed (--warmup 0 skips)%n",
-          warmup);
-    }
     Arm ringbatch = new Arm("ringbatch");
     Arm queueCopy = new Arm("queue + COPY");
     Arm queueRewrite = new Arm("queue + rewrite");
     List<Arm> order = new ArrayList<>(setup.baselines() ? List.of(ringbatch, queueCopy, queueRewrite)
         : List.of(ringbatch));
-    List<Double> ratios = new ArrayList<>();
+    if (warmup > 0) {
+      for (Arm arm : order) {
+        Arm untimed = new Arm(arm.label);
+        run(setup, untimed, warmup, quiet);
+        arm.lost += untimed.lost; // a warm-up is checked as every run is
+      }
+      out.printf("warm-up: ringbatch and each queue batcher wrote %,d rows first, not timed (--warmup 0 skips)%n",
+          warmup);
+    }
     for (int round = 0; round < rounds; round++) {
       for (Arm arm : order) {
         run(setup, arm, rows, out);
       }
-      double bestQueue = Math.max(queueCopy.perSecondInRound(round), queueRewrite.perSecondInRound(round));
-      ratios.add(ringbatch.perSecondInRound(round) / bestQueue);
+      if (rounds > 1) {
+        StringBuilder line = new StringBuilder("round ").append(round + 1).append(':');
+        for (Arm arm : order) {
+          line.append(String.format(Locale.ROOT, " %s %.0f rows/s;", arm.label, arm.perSecondInRound(round)));
+        }
+        out.println(line.substring(0, line.length() - 1));
+      }
       Collections.rotate(order, -1); // the next round starts with the arm that ran second in this one
     }
-    return new Result(ringbatch, queueCopy, queueRewrite, median(ratios));
+    // The medians' ratio, as the table shows them: a median of each round's ratio to the better of two noisy queue
+    // figures would lean against ringbatch
+    double vsBestQueue = ringbatch.perSecond() / Math.max(queueCopy.perSecond(), queueRewrite.perSecond());
+    return new Result(ringbatch, queueCopy, queueRewrite, vsBestQueue);
   }
 
   private static void run(Setup setup, Arm arm, int rows, PrintStream out) throws Exception {
@@ -132,6 +149,7 @@ final class BatchedRuns {
   }
 
   private static void ringbatch(Setup setup, Arm arm, int rows, PrintStream out) throws Exception {
+    Acknowledged acknowledged = new Acknowledged(rows);
     LongAdder sinkNanos = new LongAdder();
     List<AutoCloseable> sinks = new ArrayList<>();
     BatcherConfig config = config(setup);
@@ -150,8 +168,10 @@ final class BatchedRuns {
           sinkNanos.add(writeNanos);
         }
       });
-      run = CallerHarness.run(arm.label, setup.callers(), rows,
-          (caller, i) -> batcher.submitAndWait(JdbcDemo.event(caller, i, setup.badPercent())), out, setup.threads());
+      run = CallerHarness.run(arm.label, setup.callers(), rows, (caller, i) -> {
+        batcher.submitAndWait(JdbcDemo.event(caller, i, setup.badPercent()));
+        acknowledged.set(i);
+      }, out, setup.threads());
       if (config.adaptive() != null) {
         out.println("adaptive limits (" + config.adaptive() + ", --adaptive " + setup.limits() + ") at the end: "
             + batcher.limits());
@@ -162,7 +182,7 @@ final class BatchedRuns {
         sink.close();
       }
     }
-    arm.add(run, stats.meanBatchSize(), tableRows(pool));
+    arm.add(run, stats.meanBatchSize(), wrongRows(pool, acknowledged));
     arm.sinkNanos += sinkNanos.sum();
     arm.batches += stats.batches();
     arm.sinkBusy.add(sinkNanos.sum() / 1e9 / run.seconds() / setup.shards() / setup.connections()); // per connection
@@ -189,22 +209,68 @@ final class BatchedRuns {
   /** The same callers through a hand-written {@link QueueBatcher}. */
   private static void queue(Setup setup, Arm arm, HikariDataSource pool, QueueBatcher.Writer<Event> writer, int rows,
       PrintStream out) throws Exception {
+    Acknowledged acknowledged = new Acknowledged(rows);
     double meanBatch;
     CallerHarness.Outcome run;
     try (QueueBatcher<Event> batcher = new QueueBatcher<>("queue-batcher", Math.max(setup.queueBatch(),
         setup.callers()), setup.queueBatch(), pool, writer)) {
-      run = CallerHarness.run(arm.label, setup.callers(), rows,
-          (caller, i) -> batcher.submitAndWait(JdbcDemo.event(caller, i, setup.badPercent())), out, setup.threads());
+      run = CallerHarness.run(arm.label, setup.callers(), rows, (caller, i) -> {
+        batcher.submitAndWait(JdbcDemo.event(caller, i, setup.badPercent()));
+        acknowledged.set(i);
+      }, out, setup.threads());
       meanBatch = batcher.meanBatchSize();
     }
-    arm.add(run, meanBatch, tableRows(setup.pool()));
+    arm.add(run, meanBatch, wrongRows(setup.pool(), acknowledged));
   }
 
-  /** The rows in the table, which is then emptied for the next run. */
-  private static long tableRows(HikariDataSource pool) throws Exception {
-    long rows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
+  /** The row ids whose callers were told "written". Thread-safe. */
+  private static final class Acknowledged {
+    private final AtomicLongArray bits;
+
+    Acknowledged(int rows) {
+      bits = new AtomicLongArray((rows + 63) / 64);
+    }
+
+    void set(long id) {
+      bits.getAndAccumulate((int) (id >>> 6), 1L << id, (a, b) -> a | b);
+    }
+
+    boolean has(long id) {
+      return id >= 0 && id < 64L * bits.length() && (bits.get((int) (id >>> 6)) & 1L << id) != 0;
+    }
+
+    long count() {
+      long n = 0;
+      for (int i = 0; i < bits.length(); i++) {
+        n += Long.bitCount(bits.get(i));
+      }
+      return n;
+    }
+  }
+
+  /**
+   * The rows the table has wrong, by id: acknowledged and missing, present and not acknowledged, or with another
+   * payload than the one its caller passed; the table is then emptied for the next run.
+   */
+  private static long wrongRows(HikariDataSource pool, Acknowledged acknowledged) throws Exception {
+    long wrong = 0;
+    long present = 0;
+    try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+         ResultSet rs = s.executeQuery("SELECT id, caller, payload FROM demo_events")) {
+      while (rs.next()) {
+        long id = rs.getLong(1);
+        if (!acknowledged.has(id)) {
+          wrong++; // a row nobody was told was written
+        } else {
+          present++;
+          if (!JdbcDemo.event(rs.getInt(2), id, 0).payload().equals(rs.getString(3))) {
+            wrong++; // not the value its caller passed
+          }
+        }
+      }
+    }
     DemoDatabase.execute(pool, "TRUNCATE demo_events");
-    return rows;
+    return wrong + acknowledged.count() - present; // and the acknowledged rows that are missing
   }
 
   private static <S> S opened(List<AutoCloseable> sinks, S sink) {
