@@ -68,6 +68,7 @@ public final class GuardedStatsRecorders {
   }
 
   public synchronized boolean remove(StatsRecorder recorder) {
+    java.util.Objects.requireNonNull(recorder, "recorder");
     StatsRecorder[] current = recorders;
     for (int i = 0; i < current.length; i++) {
       if (current[i] == recorder) {
