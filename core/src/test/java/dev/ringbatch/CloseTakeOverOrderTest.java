@@ -84,7 +84,7 @@ class CloseTakeOverOrderTest {
     proceed.countDown();
     CloseReport report = closing.get(10, TimeUnit.SECONDS);
     assertThat(report.abandoned()).isEqualTo(1);
-    assertThat(first).failsWithin(Duration.ofSeconds(10));
+    assertThat(first).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(java.util.concurrent.ExecutionException.class);
     Awaitility.await().atMost(Duration.ofSeconds(10)).until(flush::isDone);
     assertThat(flush).as("a flush covering an abandoned item fails (Batcher.flush), report=%s", report)
         .isCompletedExceptionally();

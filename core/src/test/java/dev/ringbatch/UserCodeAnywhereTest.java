@@ -169,7 +169,7 @@ class UserCodeAnywhereTest {
     assertThat(inTicker.await(10, TimeUnit.SECONDS)).isTrue();
     Thread consumer = consumerThread("d2");
     CloseReport report = closeWithin5s(batcher, Duration.ofMillis(100));
-    assertThat(item).as("told by the close while the ticker still blocks").failsWithin(Duration.ofSeconds(10));
+    assertThat(item).as("told by the close while the ticker still blocks").failsWithin(Duration.ofSeconds(10)).withThrowableOfType(java.util.concurrent.ExecutionException.class);
     assertThat(report.abandoned()).isEqualTo(1);
     release.countDown();
     consumer.join(10_000);
@@ -191,7 +191,7 @@ class UserCodeAnywhereTest {
       CompletableFuture<Integer> item = batcher.submit(1);
       assertThat(inTicker.await(10, TimeUnit.SECONDS)).isTrue();
       CloseReport report = closeWithin5s(batcher, Duration.ofMillis(100));
-      assertThat(item).as("told by the close while the ticker still blocks").failsWithin(Duration.ofSeconds(10));
+      assertThat(item).as("told by the close while the ticker still blocks").failsWithin(Duration.ofSeconds(10)).withThrowableOfType(java.util.concurrent.ExecutionException.class);
       assertThat(report.abandoned()).isEqualTo(1);
       assertThat(report.stats().abandoned()).isEqualTo(1);
     } finally {
@@ -229,7 +229,7 @@ class UserCodeAnywhereTest {
       assertThat(inHandler.await(10, TimeUnit.SECONDS)).isTrue();
       CompletableFuture<Integer> item = batcher.submit(1);
       CloseReport report = closeWithin5s(batcher, Duration.ofMillis(100));
-      assertThat(item).as("told by the close while the handler still blocks").failsWithin(Duration.ofSeconds(10));
+      assertThat(item).as("told by the close while the handler still blocks").failsWithin(Duration.ofSeconds(10)).withThrowableOfType(java.util.concurrent.ExecutionException.class);
       assertThat(report.abandoned()).isEqualTo(1);
     } finally {
       release.countDown();

@@ -151,12 +151,12 @@ class BatcherThreadsTest {
       ItemFuture<Object> late = new ItemFuture<>();
       ring.get(claimed).fill("late", late, 0, SubmissionSlot.NOT_STAMPED);
       ring.publish(claimed);
-      assertThat(late).as("the straggler is failed").failsWithin(WAIT);
+      assertThat(late).as("the straggler is failed").failsWithin(WAIT).withThrowableOfType(java.util.concurrent.ExecutionException.class);
       for (CompletableFuture<Integer> item : items) {
         assertThat(item).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
             .withCauseInstanceOf(BatcherClosedException.class);
       }
-      assertThat(flush).failsWithin(WAIT);
+      assertThat(flush).failsWithin(WAIT).withThrowableOfType(java.util.concurrent.ExecutionException.class);
       assertThat(abandoned).succeedsWithin(WAIT);
       assertThat(closed).succeedsWithin(WAIT);
     } finally {

@@ -68,7 +68,7 @@ class BatchWriteObservationTest {
         BatchWriteObservation.observe(registry, "orders", sink))) {
       List<CompletableFuture<Void>> futures = items.stream().map(batcher::submit).toList();
       batcher.flush().get(10, TimeUnit.SECONDS);
-      assertThat(futures.get(0)).failsWithin(WAIT);
+      assertThat(futures.get(0)).failsWithin(WAIT).withThrowableOfType(java.util.concurrent.ExecutionException.class);
     }
     assertThat(outcomes()).containsExactly("partial");
     assertThat(recorder.stopped.get(0).getHighCardinalityKeyValue("size").getValue()).isEqualTo("3");
@@ -85,7 +85,7 @@ class BatchWriteObservationTest {
       assertThat(recorder.stopped).isEmpty();
 
       stage.completeExceptionally(new IllegalStateException("broker down"));
-      assertThat(item).failsWithin(WAIT);
+      assertThat(item).failsWithin(WAIT).withThrowableOfType(java.util.concurrent.ExecutionException.class);
       await().atMost(WAIT).until(() -> recorder.stopped.size() == 1);
     }
     assertThat(outcomes()).containsExactly("failure");

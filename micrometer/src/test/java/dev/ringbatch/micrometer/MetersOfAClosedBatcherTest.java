@@ -97,7 +97,7 @@ class MetersOfAClosedBatcherTest {
     release.countDown();
     push.close();
 
-    assertThat(queued).failsWithin(WAIT);
+    assertThat(queued).failsWithin(WAIT).withThrowableOfType(java.util.concurrent.ExecutionException.class);
     assertThat(report.abandoned()).isPositive();
     assertThat(published.get()).isEqualTo((double) report.abandoned());
   }

@@ -125,7 +125,7 @@ class CloseHelperFallbackTest {
     ItemFuture<Object> late = new ItemFuture<>();
     ring.get(claimed).fill("late", late, 0, SubmissionSlot.NOT_STAMPED);
     ring.publish(claimed); // the watch fails it and ends
-    assertThat(late).failsWithin(WAIT);
+    assertThat(late).failsWithin(WAIT).withThrowableOfType(java.util.concurrent.ExecutionException.class);
     assertThat(interrupted.await(WAIT.toSeconds(), SECONDS)).as("then the close interrupted its consumer").isTrue();
     assertThat(sinkGaveUp.await(WAIT.toSeconds(), SECONDS)).as("the sink was interrupted").isTrue();
   }

@@ -132,7 +132,7 @@ class FatalFailCloseRaceTest {
     assertThat(recorder.closed.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(recorder.abandoned.await(10, TimeUnit.SECONDS)).isTrue();
     ring.publish(claimed); // let the straggler go
-    assertThat(item).failsWithin(Duration.ofSeconds(10));
+    assertThat(item).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(java.util.concurrent.ExecutionException.class);
     assertThat(recorder.calls).as("report=%s", report).containsExactly("abandoned 1", "closed");
   }
 }

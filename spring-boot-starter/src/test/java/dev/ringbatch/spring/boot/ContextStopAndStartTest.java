@@ -49,7 +49,7 @@ class ContextStopAndStartTest {
       context.start();
       CompletableFuture<Void> refused = orders.submit("after the restart");
 
-      assertThat(refused).failsWithin(Duration.ofSeconds(5));
+      assertThat(refused).failsWithin(Duration.ofSeconds(5)).withThrowableOfType(java.util.concurrent.ExecutionException.class);
       assertThat(health.health().getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
       assertThat(health.health().getDetails().get("orders").toString()).contains("closed by the shutdown");
     });
