@@ -87,8 +87,8 @@ public interface StatsRecorder {
   /**
    * Records items abandoned by a {@code close} that timed out. Called after the close's report is out, on a thread
    * of the close's own, apart from the abandoned callers' dependent actions, and before their futures complete
-   * (so a caller whose future is done finds its item recorded) unless it still blocks 100 ms after the close's
-   * report: then the callers are told without waiting for it; before {@link #recordClosed}. If the close had to leave the consumer
+   * (so a caller whose future is done finds its item recorded: one that blocks here holds those callers up, as a
+   * {@link #recordBatch} that blocks holds up its batch's); before {@link #recordClosed}. If the close had to leave the consumer
    * behind, the consumer fails what it held when it gets to run, and calls this on a thread it starts.
    *
    * @param count how many items were abandoned
