@@ -10,15 +10,11 @@ import dev.ringbatch.examples.JdbcDemo.Event;
 import dev.ringbatch.stats.StatsRecorder;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 import org.jspecify.annotations.Nullable;
@@ -40,8 +36,20 @@ final class BatchedRuns {
       String sinkMode, int shards, int connections, String limits, @Nullable Adaptive adaptive, int queueBatch,
       boolean baselines) {}
 
+  /** The writers compared. */
+  enum Writer {
+    RINGBATCH("ringbatch"), QUEUE_COPY("queue + COPY"), QUEUE_REWRITE("queue + rewrite");
+
+    final String label;
+
+    Writer(String label) {
+      this.label = label;
+    }
+  }
+
   /** One arm's timed rounds. */
   static final class Arm {
+    final Writer writer;
     final String label;
     private final List<Double> perSecond = new ArrayList<>();
     private final List<Double> meanBatch = new ArrayList<>();
@@ -58,8 +66,9 @@ final class BatchedRuns {
     long batches;
     private final List<Double> sinkBusy = new ArrayList<>();
 
-    Arm(String label) {
-      this.label = label;
+    Arm(Writer writer) {
+      this.writer = writer;
+      this.label = writer.label;
     }
 
     void add(CallerHarness.Outcome run, double batch, long wrong) {
@@ -107,14 +116,14 @@ final class BatchedRuns {
   /** Runs the warm-up ({@code warmup} rows per arm, none if 0), then {@code rounds} timed rounds of {@code rows}. */
   static Result run(Setup setup, int rows, int warmup, int rounds, PrintStream out) throws Exception {
     PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
-    Arm ringbatch = new Arm("ringbatch");
-    Arm queueCopy = new Arm("queue + COPY");
-    Arm queueRewrite = new Arm("queue + rewrite");
+    Arm ringbatch = new Arm(Writer.RINGBATCH);
+    Arm queueCopy = new Arm(Writer.QUEUE_COPY);
+    Arm queueRewrite = new Arm(Writer.QUEUE_REWRITE);
     List<Arm> order = new ArrayList<>(setup.baselines() ? List.of(ringbatch, queueCopy, queueRewrite)
         : List.of(ringbatch));
     if (warmup > 0) {
       for (Arm arm : order) {
-        Arm untimed = new Arm(arm.label);
+        Arm untimed = new Arm(arm.writer);
         run(setup, untimed, warmup, quiet);
         arm.lost += untimed.lost; // a warm-up is checked as every run is
       }
@@ -141,15 +150,15 @@ final class BatchedRuns {
   }
 
   private static void run(Setup setup, Arm arm, int rows, PrintStream out) throws Exception {
-    switch (arm.label) {
-      case "ringbatch" -> ringbatch(setup, arm, rows, out);
-      case "queue + COPY" -> queue(setup, arm, setup.pool(), JdbcDemo::copyRows, rows, out);
-      default -> queue(setup, arm, setup.rewriting(), JdbcDemo::insertRows, rows, out);
+    switch (arm.writer) {
+      case RINGBATCH -> ringbatch(setup, arm, rows, out);
+      case QUEUE_COPY -> queue(setup, arm, setup.pool(), JdbcDemo::copyRows, rows, out);
+      case QUEUE_REWRITE -> queue(setup, arm, setup.rewriting(), JdbcDemo::insertRows, rows, out);
     }
   }
 
   private static void ringbatch(Setup setup, Arm arm, int rows, PrintStream out) throws Exception {
-    Acknowledged acknowledged = new Acknowledged(rows);
+    TableCheck check = new TableCheck(rows);
     LongAdder sinkNanos = new LongAdder();
     List<AutoCloseable> sinks = new ArrayList<>();
     BatcherConfig config = config(setup);
@@ -170,7 +179,7 @@ final class BatchedRuns {
       });
       run = CallerHarness.run(arm.label, setup.callers(), rows, (caller, i) -> {
         batcher.submitAndWait(JdbcDemo.event(caller, i, setup.badPercent()));
-        acknowledged.set(i);
+        check.written(i);
       }, out, setup.threads());
       if (config.adaptive() != null) {
         out.println("adaptive limits (" + config.adaptive() + ", --adaptive " + setup.limits() + ") at the end: "
@@ -182,7 +191,7 @@ final class BatchedRuns {
         sink.close();
       }
     }
-    arm.add(run, stats.meanBatchSize(), wrongRows(pool, acknowledged));
+    arm.add(run, stats.meanBatchSize(), check.wrongRowsThenEmpty(pool));
     arm.sinkNanos += sinkNanos.sum();
     arm.batches += stats.batches();
     arm.sinkBusy.add(sinkNanos.sum() / 1e9 / run.seconds() / setup.shards() / setup.connections()); // per connection
@@ -209,68 +218,18 @@ final class BatchedRuns {
   /** The same callers through a hand-written {@link QueueBatcher}. */
   private static void queue(Setup setup, Arm arm, HikariDataSource pool, QueueBatcher.Writer<Event> writer, int rows,
       PrintStream out) throws Exception {
-    Acknowledged acknowledged = new Acknowledged(rows);
+    TableCheck check = new TableCheck(rows);
     double meanBatch;
     CallerHarness.Outcome run;
     try (QueueBatcher<Event> batcher = new QueueBatcher<>("queue-batcher", Math.max(setup.queueBatch(),
         setup.callers()), setup.queueBatch(), pool, writer)) {
       run = CallerHarness.run(arm.label, setup.callers(), rows, (caller, i) -> {
         batcher.submitAndWait(JdbcDemo.event(caller, i, setup.badPercent()));
-        acknowledged.set(i);
+        check.written(i);
       }, out, setup.threads());
       meanBatch = batcher.meanBatchSize();
     }
-    arm.add(run, meanBatch, wrongRows(setup.pool(), acknowledged));
-  }
-
-  /** The row ids whose callers were told "written". Thread-safe. */
-  private static final class Acknowledged {
-    private final AtomicLongArray bits;
-
-    Acknowledged(int rows) {
-      bits = new AtomicLongArray((rows + 63) / 64);
-    }
-
-    void set(long id) {
-      bits.getAndAccumulate((int) (id >>> 6), 1L << id, (a, b) -> a | b);
-    }
-
-    boolean has(long id) {
-      return id >= 0 && id < 64L * bits.length() && (bits.get((int) (id >>> 6)) & 1L << id) != 0;
-    }
-
-    long count() {
-      long n = 0;
-      for (int i = 0; i < bits.length(); i++) {
-        n += Long.bitCount(bits.get(i));
-      }
-      return n;
-    }
-  }
-
-  /**
-   * The rows the table has wrong, by id: acknowledged and missing, present and not acknowledged, or with another
-   * payload than the one its caller passed; the table is then emptied for the next run.
-   */
-  private static long wrongRows(HikariDataSource pool, Acknowledged acknowledged) throws Exception {
-    long wrong = 0;
-    long present = 0;
-    try (Connection c = pool.getConnection(); Statement s = c.createStatement();
-         ResultSet rs = s.executeQuery("SELECT id, caller, payload FROM demo_events")) {
-      while (rs.next()) {
-        long id = rs.getLong(1);
-        if (!acknowledged.has(id)) {
-          wrong++; // a row nobody was told was written
-        } else {
-          present++;
-          if (!JdbcDemo.event(rs.getInt(2), id, 0).payload().equals(rs.getString(3))) {
-            wrong++; // not the value its caller passed
-          }
-        }
-      }
-    }
-    DemoDatabase.execute(pool, "TRUNCATE demo_events");
-    return wrong + acknowledged.count() - present; // and the acknowledged rows that are missing
+    arm.add(run, meanBatch, check.wrongRowsThenEmpty(setup.pool()));
   }
 
   private static <S> S opened(List<AutoCloseable> sinks, S sink) {

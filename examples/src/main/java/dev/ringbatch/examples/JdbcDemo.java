@@ -25,8 +25,8 @@ import org.postgresql.PGConnection;
  * ringbatch sink, then through what a user would otherwise write (a {@link QueueBatcher} of
  * {@code --queue-batch} rows (default: the batcher's cap, 4,096), one {@code COPY} per batch, and the same with a rewritten multi-row
  * {@code INSERT}); last, one {@code COPY} of the same rows on a single connection, and the machine's bound for C
- * callers fitted in the same run ({@link CopyFit}). Checks that the table holds exactly the rows acknowledged
- * and ends with one {@code RESULT} line. {@code --baselines off} skips the queue batchers and the fit. The batched
+ * callers fitted in the same run ({@link CopyFit}). Checks after every run that the table holds exactly the rows
+ * acknowledged, row by row ({@link TableCheck}), and ends with one {@code RESULT} line. {@code --baselines off} skips the queue batchers and the fit. The batched
  * runs ({@link BatchedRuns}) first write {@code --warmup} rows each untimed (default a fifth of the rows, at most
  * 20,000), so that none is timed while the JIT compiles the JDBC code they share; then {@code --rounds} timed rounds
  * (default 1), in an order that rotates from round to round, reported as medians.
@@ -113,6 +113,7 @@ final class JdbcDemo {
       DemoDatabase.execute(pool, "CREATE TABLE demo_events (id BIGINT PRIMARY KEY, caller INT NOT NULL,"
           + " payload TEXT NOT NULL CHECK (payload <> 'bad'))");
 
+      TableCheck unbatchedCheck = new TableCheck(rows);
       CallerHarness.Outcome unbatched = CallerHarness.run("unbatched", callers, rows, (caller, i) -> {
         try (Connection c = pool.getConnection();
              PreparedStatement ps = c.prepareStatement(
@@ -123,9 +124,9 @@ final class JdbcDemo {
           ps.setString(3, e.payload());
           ps.executeUpdate();
         }
+        unbatchedCheck.written(i);
       }, out, threads);
-      long unbatchedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
-      DemoDatabase.execute(pool, "TRUNCATE demo_events");
+      long unbatchedWrong = unbatchedCheck.wrongRowsThenEmpty(pool);
 
       BatchedRuns.Result runs = BatchedRuns.run(new BatchedRuns.Setup(pool, rewriting, callers, badPercent, threads,
           sinkMode, shards, connections, limits, adaptive, queueBatch, baselines.equals("on")), rows, warmup, rounds, out);
@@ -144,13 +145,13 @@ final class JdbcDemo {
         fit = copyFit.boundRowsPerSecond(callers) >= insertFit.boundRowsPerSecond(callers) ? copyFit : insertFit;
       }
 
-      double copySeconds = copy(pool, rows, badPercent);
-      long copiedRows = DemoDatabase.count(pool, "SELECT count(*) FROM demo_events");
+      TableCheck copyCheck = new TableCheck(rows);
+      double copySeconds = copy(pool, rows, badPercent, copyCheck);
+      long copyWrong = copyCheck.wrongRowsThenEmpty(pool);
 
       long badRows = LongStream.range(0, rows).filter(i -> bad(i, badPercent)).count();
       long goodRows = rows - badRows;
-      long lost = Math.abs((rows - unbatched.failed()) - unbatchedRows) + Math.abs(goodRows - copiedRows)
-          + batched.lost + queueCopy.lost + queueRewrite.lost;
+      long lost = unbatchedWrong + copyWrong + batched.lost + queueCopy.lost + queueRewrite.lost;
       double bound = fit == null ? Double.NaN : fit.boundRowsPerSecond(callers);
       double copyPerSecond = goodRows / copySeconds;
       out.println();
@@ -167,7 +168,7 @@ final class JdbcDemo {
         row(out, "bound for " + callers + " callers", bound, Double.NaN, Double.NaN, callers);
         out.println("the bound is the better method's: " + fit.method());
       }
-      out.printf(Locale.ROOT, "rows missing from or extra in the table after every run: %d; ringbatch failed %d calls"
+      out.printf(Locale.ROOT, "rows missing, extra or changed in the table after every run: %d; ringbatch failed %d calls"
           + " a round (%d rows are bad)%n", lost, batched.failed, badRows);
       out.printf(Locale.ROOT, "ringbatch sink: %d batches, %.0f µs per batch, busy %.0f%% of the run%n",
           batched.batches, batched.sinkNanos / 1e3 / Math.max(1, batched.batches), 100 * batched.sinkBusy());
@@ -272,7 +273,7 @@ final class JdbcDemo {
   }
 
   /** The ceiling: all rows in one COPY on one connection, the data prepared beforehand. */
-  private static double copy(HikariDataSource pool, int rows, int badPercent) throws Exception {
+  private static double copy(HikariDataSource pool, int rows, int badPercent, TableCheck check) throws Exception {
     List<Event> good = new ArrayList<>(rows);
     for (int i = 0; i < rows; i++) {
       if (!bad(i, badPercent)) { // one refused row would fail the whole COPY: the ceiling copies the good rows only
@@ -280,11 +281,14 @@ final class JdbcDemo {
       }
     }
     String data = csv(good);
+    double seconds;
     try (Connection c = pool.getConnection()) {
       long t0 = System.nanoTime();
       copyIn(c, data);
-      return (System.nanoTime() - t0) / 1e9;
+      seconds = (System.nanoTime() - t0) / 1e9;
     }
+    good.forEach(e -> check.written(e.id()));
+    return seconds;
   }
 
   private static void row(PrintStream out, String label, double perSecond, double p50, double p99, double batch) {

@@ -43,6 +43,21 @@ class BatchedRunsLossCheckIT {
         JdbcDemo.BATCH_CAP, true), rows, warmup, rounds, out);
   }
 
+  /** A BEFORE INSERT trigger on the demo's table running {@code body} (PL/pgSQL, ending in its RETURN). */
+  private void trigger(String name, String body) throws Exception {
+    DemoDatabase.execute(pool, "CREATE FUNCTION " + name + "() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN " + body
+        + " END $$");
+    DemoDatabase.execute(pool, "CREATE TRIGGER " + name + " BEFORE INSERT ON demo_events FOR EACH ROW EXECUTE FUNCTION "
+        + name + "()");
+  }
+
+  /** Runs every writer once, without a warm-up, and checks none of their calls failed. */
+  private BatchedRuns.Result runOnce() throws Exception {
+    BatchedRuns.Result result = run(2_000, 0, 1);
+    assertThat(result.ringbatch().failed + result.queueCopy().failed + result.queueRewrite().failed).isZero();
+    return result;
+  }
+
   private static long lost(BatchedRuns.Result result) {
     return result.ringbatch().lost + result.queueCopy().lost + result.queueRewrite().lost;
   }
@@ -51,12 +66,9 @@ class BatchedRunsLossCheckIT {
   void warmUp_whoseWriterSilentlyDropsAnAcknowledgedRow_isCountedAsLost() throws Exception {
     // The queue + rewrite batcher's connection (application_name queue-rewrite) loses row 3 once: in its warm-up.
     DemoDatabase.execute(pool, "CREATE TABLE dropped (id BIGINT)");
-    DemoDatabase.execute(pool, "CREATE FUNCTION drop_once() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-        + " IF NEW.id = 3 AND current_setting('application_name') = 'queue-rewrite'"
+    trigger("drop_once", "IF NEW.id = 3 AND current_setting('application_name') = 'queue-rewrite'"
         + " AND NOT EXISTS (SELECT 1 FROM dropped) THEN INSERT INTO dropped VALUES (NEW.id); RETURN NULL; END IF;"
-        + " RETURN NEW; END $$");
-    DemoDatabase.execute(pool, "CREATE TRIGGER drop_once BEFORE INSERT ON demo_events FOR EACH ROW"
-        + " EXECUTE FUNCTION drop_once()");
+        + " RETURN NEW;");
 
     BatchedRuns.Result result = run(2_000, 400, 1);
 
@@ -68,14 +80,10 @@ class BatchedRunsLossCheckIT {
   @Test
   void timedRound_thatLosesAnAcknowledgedRowAndHoldsARowNobodyWrote_isCountedAsLost() throws Exception {
     // Every writer's row 7 lands as row 2^41 + 7: row 7, acknowledged, is missing, and a row nobody wrote is there.
-    DemoDatabase.execute(pool, "CREATE FUNCTION misplace() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-        + " IF NEW.id = 7 THEN NEW.id := NEW.id + (1::bigint << 41); END IF; RETURN NEW; END $$");
-    DemoDatabase.execute(pool, "CREATE TRIGGER misplace BEFORE INSERT ON demo_events FOR EACH ROW"
-        + " EXECUTE FUNCTION misplace()");
+    trigger("misplace", "IF NEW.id = 7 THEN NEW.id := NEW.id + (1::bigint << 41); END IF; RETURN NEW;");
 
-    BatchedRuns.Result result = run(2_000, 0, 1);
+    BatchedRuns.Result result = runOnce();
 
-    assertThat(result.ringbatch().failed + result.queueCopy().failed + result.queueRewrite().failed).isZero();
     // one row missing and one extra in each of the three runs
     assertThat(lost(result)).as("rows missing from or extra in the table").isEqualTo(6);
   }
@@ -83,14 +91,10 @@ class BatchedRunsLossCheckIT {
   @Test
   void timedRound_thatStoresAnotherPayloadThanTheCallerPassed_isCountedAsLost() throws Exception {
     // Every writer's row 5 is stored with another payload: present and acknowledged, but not the value passed.
-    DemoDatabase.execute(pool, "CREATE FUNCTION rewrite() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-        + " IF NEW.id = 5 THEN NEW.payload := 'not what was passed'; END IF; RETURN NEW; END $$");
-    DemoDatabase.execute(pool, "CREATE TRIGGER rewrite BEFORE INSERT ON demo_events FOR EACH ROW"
-        + " EXECUTE FUNCTION rewrite()");
+    trigger("rewrite", "IF NEW.id = 5 THEN NEW.payload := 'not what was passed'; END IF; RETURN NEW;");
 
-    BatchedRuns.Result result = run(2_000, 0, 1);
+    BatchedRuns.Result result = runOnce();
 
-    assertThat(result.ringbatch().failed + result.queueCopy().failed + result.queueRewrite().failed).isZero();
     assertThat(lost(result)).as("one wrong row in each of the three runs").isEqualTo(3);
   }
 }
