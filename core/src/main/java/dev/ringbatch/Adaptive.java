@@ -26,8 +26,8 @@ import org.jspecify.annotations.Nullable;
  * <p>{@link #throughput()} is the default of every {@link BatcherConfig} given no linger and no limits. The
  * configured {@link BatchLimits#maxBatchSize()}, {@link BatchLimits#maxBatchBytes()} and
  * {@link #maxLinger()} are hard caps: the batcher never exceeds them. An adaptive batcher whose
- * {@code maxBatchSize} was not set gets the ring size as its cap (with a sink of large fixed cost and many
- * callers, the fixed limits' 256 can cost several times the throughput). {@link Batcher#setLimits} pins the limits:
+ * {@code maxBatchSize} was not set gets 4,096 as its cap, or the ring size if smaller (with a sink of large fixed
+ * cost and many callers, the fixed limits' 256 can cost several times the throughput). {@link Batcher#setLimits} pins the limits:
  * from then on the values given are kept as they are. The first item after an idle spell is never delayed, nor
  * a lone caller's: a linger applies only to a batch that follows a write of two items or more closely.
  * {@code flush()} and {@code close()} cut any wait. {@link Batcher#limits()} and {@link BatcherStats#limits()}

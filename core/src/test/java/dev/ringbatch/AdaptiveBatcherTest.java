@@ -327,14 +327,15 @@ class AdaptiveBatcherTest {
   }
 
   @Test
-  void anAdaptiveConfigsCapIsTheRingUnlessOneIsSet() throws ExecutionException {
+  void anAdaptiveConfigsCapIs4096OrTheSmallerRing_unlessOneIsSet() throws ExecutionException {
     BatcherConfig defaulted = BatcherConfig.builder().ringSize(8192).adaptive(Adaptive.throughput()).build();
-    assertThat(defaulted.limits().maxBatchSize()).isEqualTo(8192);
+    assertThat(defaulted.limits().maxBatchSize()).isEqualTo(4096);
+    assertThat(BatcherConfig.from(defaulted).ringSize(4096).build().limits().maxBatchSize()).isEqualTo(4096);
     assertThat(BatcherConfig.from(defaulted).ringSize(512).build().limits().maxBatchSize()).isEqualTo(512);
     BatcherConfig set = BatcherConfig.builder().ringSize(8192).maxBatchSize(100).adaptive(Adaptive.throughput())
         .build();
     assertThat(set.limits().maxBatchSize()).isEqualTo(100);
-    assertThat(BatcherConfig.builder().build().limits().maxBatchSize()).isEqualTo(4096); // the default ring
+    assertThat(BatcherConfig.builder().build().limits().maxBatchSize()).isEqualTo(4096); // under a ring of 16,384
     assertThat(BatcherConfig.builder().limits(BatchLimits.ofDefaults()).build().limits().maxBatchSize())
         .isEqualTo(256);
     assertThat(Adaptive.latency(Duration.ofMillis(1)).maxLinger()).isEqualTo(Duration.ofNanos(500_000));

@@ -158,7 +158,7 @@ class AsyncSinkTest {
     assertThat(report.abandoned()).isEqualTo(1);
     assertThat(item).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
         .havingCause().isExactlyInstanceOf(BatcherClosedException.class)
-        .withMessage("Batcher 'remote' is closed (capacity 4096); close timed out after 50 ms while the item's"
+        .withMessage("Batcher 'remote' is closed (capacity 16384); close timed out after 50 ms while the item's"
             + " batch was in flight in the async sink; it may or may not have been written");
     assertThat(b.stats().written()).isZero();
   }

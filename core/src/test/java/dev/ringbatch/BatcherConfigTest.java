@@ -12,7 +12,7 @@ class BatcherConfigTest {
   void ofDefaults_documentedValues() {
     BatcherConfig config = BatcherConfig.ofDefaults();
 
-    assertThat(config.ringSize()).isEqualTo(4096);
+    assertThat(config.ringSize()).isEqualTo(16_384);
     assertThat(config.adaptive()).isEqualTo(Adaptive.throughput());
     assertThat(config.limits()).isEqualTo(BatchLimits.of(4096, BatchLimits.NO_BYTE_LIMIT, Duration.ZERO));
     assertThat(config.overflowPolicy()).isEqualTo(OverflowPolicy.BLOCK);

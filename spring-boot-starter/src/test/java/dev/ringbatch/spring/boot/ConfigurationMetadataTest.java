@@ -22,7 +22,7 @@ class ConfigurationMetadataTest {
       metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
     assertThat(property(metadata, "management.health.ringbatch.enabled", "true")).isTrue();
-    assertThat(property(metadata, "ringbatch.defaults.ring-size", "4096")).isTrue();
+    assertThat(property(metadata, "ringbatch.defaults.ring-size", "16384")).isTrue();
     assertThat(property(metadata, "ringbatch.defaults.adaptive", "\"throughput\"")).isTrue();
     assertThat(property(metadata, "ringbatch.defaults.overflow-policy", "\"block\"")).isTrue();
     assertThat(property(metadata, "ringbatch.health.max-write-age", "\"30s\"")).isTrue();

@@ -134,7 +134,7 @@ class StartupValidationTest {
           assertThat(factory.config("audit").adaptive()).isEqualTo(
               dev.ringbatch.Adaptive.latency(Duration.ofMillis(20)).withMaxLinger(Duration.ofNanos(300_000)));
           assertThat(factory.config("bulk").adaptive()).isEqualTo(dev.ringbatch.Adaptive.throughput());
-          assertThat(factory.config("bulk").limits().maxBatchSize()).isEqualTo(4096); // the ring: the cap
+          assertThat(factory.config("bulk").limits().maxBatchSize()).isEqualTo(4096); // the tuning's cap under the default ring
         });
   }
 
@@ -338,7 +338,7 @@ class StartupValidationTest {
         .withPropertyValues("ringbatch.batchers.audit.ring-size=64")
         .run(context -> {
           assertThat(context).hasNotFailed();
-          assertThat(context.getBean("audit", Batcher.class).config().ringSize()).isEqualTo(4096); // ignored
+          assertThat(context.getBean("audit", Batcher.class).config().ringSize()).isEqualTo(16_384); // ignored
           assertThat(output).contains("ringbatch.batchers.audit");
         });
   }

@@ -51,7 +51,7 @@ class Boot3WebApplicationTest {
     JsonNode ringbatch = JSON.readTree(response.body()).path("components").path("ringbatch");
     assertThat(ringbatch.path("status").asText()).as(response.body()).isEqualTo("UP");
     assertThat(ringbatch.path("details").path("orders").path("status").asText()).isEqualTo("UP");
-    assertThat(ringbatch.path("details").path("orders").path("ringSize").asInt()).isEqualTo(4096);
+    assertThat(ringbatch.path("details").path("orders").path("ringSize").asInt()).isEqualTo(16_384);
   }
 
   @Test

@@ -303,11 +303,14 @@ public class BatcherProperties {
   public static class Settings {
     /**
      * Slots in the ring, a power of two: the bound on items accepted but not yet taken by the consumer, and so on
-     * the batcher's memory (about 170 bytes a slot); it caps a tuned batch whose max-batch-size is not set.
+     * the batcher's memory (about 170 bytes a slot; 16,384 slots by default).
      */
     private @Nullable Integer ringSize;
 
-    /** The most items per batch, at most the ring size: a cap of tuned limits; 256 when a linger fixes them. */
+    /**
+     * The most items per batch, at most the ring size: a cap of tuned limits (4,096, or the ring if smaller, when not
+     * set); 256 when a linger fixes them.
+     */
     private @Nullable Integer maxBatchSize;
 
     /** The most weight (usually bytes) per batch; needs a weigher. */
