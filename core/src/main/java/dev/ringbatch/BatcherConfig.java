@@ -73,7 +73,7 @@ public final class BatcherConfig {
 
   /**
    * The number of slots in the ring: the most items accepted but not yet taken by the consumer, and so the memory
-   * bound of a batcher (its slots are made at start, about 170 bytes each, plus the items they hold: about 3 MB
+   * bound of a batcher (its slots are made at start, about 170 bytes each, plus the items they hold: about 2.8 MB
    * at the default). Default 16,384, so that callers up to that many each have a slot rather than waiting for one;
    * a smaller ring is a valid choice where memory counts more than the batching of thousands of callers.
    */
