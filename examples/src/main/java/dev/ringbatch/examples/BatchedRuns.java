@@ -50,7 +50,6 @@ final class BatchedRuns {
   /** One arm's timed rounds. */
   static final class Arm {
     final Writer writer;
-    final String label;
     private final List<Double> perSecond = new ArrayList<>();
     private final List<Double> meanBatch = new ArrayList<>();
     private final Histogram latencyNanos = new Histogram(3);
@@ -68,7 +67,6 @@ final class BatchedRuns {
 
     Arm(Writer writer) {
       this.writer = writer;
-      this.label = writer.label;
     }
 
     void add(CallerHarness.Outcome run, double batch, long wrong) {
@@ -137,7 +135,7 @@ final class BatchedRuns {
       if (rounds > 1) {
         StringBuilder line = new StringBuilder("round ").append(round + 1).append(':');
         for (Arm arm : order) {
-          line.append(String.format(Locale.ROOT, " %s %.0f rows/s;", arm.label, arm.perSecondInRound(round)));
+          line.append(String.format(Locale.ROOT, " %s %.0f rows/s;", arm.writer.label, arm.perSecondInRound(round)));
         }
         out.println(line.substring(0, line.length() - 1));
       }
@@ -177,7 +175,7 @@ final class BatchedRuns {
           sinkNanos.add(writeNanos);
         }
       });
-      run = CallerHarness.run(arm.label, setup.callers(), rows, (caller, i) -> {
+      run = CallerHarness.run(arm.writer.label, setup.callers(), rows, (caller, i) -> {
         batcher.submitAndWait(JdbcDemo.event(caller, i, setup.badPercent()));
         check.written(i);
       }, out, setup.threads());
@@ -223,7 +221,7 @@ final class BatchedRuns {
     CallerHarness.Outcome run;
     try (QueueBatcher<Event> batcher = new QueueBatcher<>("queue-batcher", Math.max(setup.queueBatch(),
         setup.callers()), setup.queueBatch(), pool, writer)) {
-      run = CallerHarness.run(arm.label, setup.callers(), rows, (caller, i) -> {
+      run = CallerHarness.run(arm.writer.label, setup.callers(), rows, (caller, i) -> {
         batcher.submitAndWait(JdbcDemo.event(caller, i, setup.badPercent()));
         check.written(i);
       }, out, setup.threads());

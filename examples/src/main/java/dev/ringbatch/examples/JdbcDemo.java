@@ -160,7 +160,7 @@ final class JdbcDemo {
       row(out, "unbatched (autocommit)", unbatched.perSecond(), unbatched.p50Micros(), unbatched.p99Micros(), 1);
       for (BatchedRuns.Arm arm : List.of(batched, queueCopy, queueRewrite)) {
         if (arm.ran()) {
-          row(out, arm.label, arm.perSecond(), arm.p50Micros(), arm.p99Micros(), arm.meanBatch());
+          row(out, arm.writer.label, arm.perSecond(), arm.p50Micros(), arm.p99Micros(), arm.meanBatch());
         }
       }
       row(out, "COPY, one connection", copyPerSecond, Double.NaN, Double.NaN, rows);

@@ -2,6 +2,7 @@ package dev.ringbatch.jmh.report;
 
 import static dev.ringbatch.jmh.report.BenchmarkReport.fmt;
 
+import dev.ringbatch.BatcherConfig;
 import dev.ringbatch.jmh.report.AdaptiveReport.Cell;
 import dev.ringbatch.jmh.report.AdaptiveReport.Config;
 import java.io.IOException;
@@ -13,6 +14,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
 import me.tongfei.progressbar.ProgressBar;
@@ -203,8 +205,7 @@ public final class DefaultsReport {
         .append("-Dreport.main=dev.ringbatch.jmh.report.DefaultsReport -Dreport.args=\"").append(args)
         .append("\"`.\n\n`AdaptiveLimitsBenchmark`: K callers in a closed loop (`submit(x).join()`) into a sink that ")
         .append("waits F + 500 ns per item; calls/s are medians over forks. *Nothing set* is `BatcherConfig.builder()`")
-        .append(" as is (ring ").append(String.format(java.util.Locale.ROOT, "%,d",
-            dev.ringbatch.BatcherConfig.ofDefaults().ringSize()))
+        .append(" as is (ring ").append(String.format(Locale.ROOT, "%,d", BatcherConfig.ofDefaults().ringSize()))
         .append(", the limits tuning themselves); the static configurations run on a ring of 16,384")
         .append(". *Best static* is the best of the defaults before (256 items, no linger) and 4,096 items with a ")
         .append("linger of 0, 20, 100 or 500 µs. Targets (issue 37): nothing set ≥ 0.95× the best static and ≥ 1.0× ")
