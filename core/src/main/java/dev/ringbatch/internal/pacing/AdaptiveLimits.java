@@ -26,9 +26,12 @@ import org.jspecify.annotations.Nullable;
  * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
  * rate or the batch size halved or doubled) brings probes back at once. It probes a linger only where lingering
  * can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two items or more;
- * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap) and form under
- * the cap in force. A smaller cap goes back to natural batching once no batch of an epoch comes within half of it.
- * A noisy fit drops the linger and pauses the search. Latency mode adds
+ * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap) and none reaches
+ * the cap in force. A smaller cap that no batch reaches any longer (the load fell, or pauses) stays: it binds
+ * nothing, the probes upwards still reach natural batching and the first linger, and it is in force when the load
+ * comes back.
+ * A noisy fit drops the linger (a probe of one too) and stops the probes of lingers, and of smaller sizes in latency
+ * mode, which follow the fit; the probes of smaller caps, decided by measured rates alone, go on. Latency mode adds
  * AIMD against the epoch's p99:
  * past the target the linger drops a rung at once (multiplicative: the ladder doubles) and, at no linger, the
  * batch size halves while the fitted write of a full batch exceeds half the target and the fixed cost is under a
@@ -225,8 +228,8 @@ public final class AdaptiveLimits {
     String change;
     if (!probe.running()) {
       change = betweenProbes(rate, epoch.meanBatch());
-    } else if (!fit.reliable()) {
-      change = noisyFit();
+    } else if (!fit.reliable() && Math.max(base, probe.candidate()) > ladder.natural()) {
+      change = noisyFit(); // a linger's probe: the fit no longer says it can pay (a cap's needs no fit, and goes on)
     } else if (epoch.p99() > targetNanos) {
       abandonProbe(); // over the target during a probe: back to the settled rung at once; the next epoch acts on it
       stride = 1;
@@ -243,14 +246,13 @@ public final class AdaptiveLimits {
   }
 
   /**
-   * The sink's cost turned too noisy to fit: no linger, at once, since the fit can no longer say one pays (and the
-   * full cap in latency mode, whose sizes follow the fit). A smaller cap found by measurement stays; the probes
-   * wait for a reliable fit.
+   * The sink's cost turned too noisy to fit during a probe that lingers: no linger, at once, since the fit can no
+   * longer say one pays. A smaller cap found by measurement stays.
    */
   private @Nullable String noisyFit() {
     probe.end();
     base = Math.min(base, ladder.natural());
-    return apply(base, caps.maxBatchSize()) ? "no linger: the sink's cost is too noisy to fit (" + fit + ")" : null;
+    return apply(base, sizeLimit) ? "no linger: the sink's cost is too noisy to fit (" + fit + ")" : null;
   }
 
   private @Nullable String betweenProbes(double rate, double meanBatch) {
@@ -266,9 +268,6 @@ public final class AdaptiveLimits {
       refRate = rateAverage;
       refBatch = batchAverage;
     }
-    if (!fit.reliable()) {
-      return noisyFit();
-    }
     if (p99 > targetNanos && latency) {
       hold = 1;
       held = 0;
@@ -276,8 +275,8 @@ public final class AdaptiveLimits {
         base--;
         return apply(base, sizeLimit) ? "p99 " + micros(p99) + " over the target " + micros(targetNanos) : null;
       }
-      if (meanBatch * 2 < sizeLimit || sizeLimit == 1) {
-        return null; // the size limit does not bind: smaller batches would change nothing
+      if (meanBatch * 2 < sizeLimit || sizeLimit == 1 || !fit.reliable()) {
+        return null; // the size limit does not bind (smaller batches would change nothing), or no fit says they help
       }
       long full = Math.round(fit.fixedNanos() + fit.perItemNanos() * sizeLimit);
       // Smaller batches help only where the cost per item is what makes a write long: with a fixed cost near the
@@ -298,12 +297,10 @@ public final class AdaptiveLimits {
       change = apply(base, larger) ? "p99 " + micros(p99) + " under the target " + micros(targetNanos) : null;
     }
     int natural = ladder.natural();
-    boolean lingerPays = fit.fixedShare() >= MIN_FIXED_SHARE && meanBatch >= 2;
+    boolean lingerPays = fit.reliable() && fit.fixedShare() >= MIN_FIXED_SHARE && meanBatch >= 2;
     // A linger only where waiting pays, probed from any rung below it (from a smaller cap, natural batching alone may
-    // be no better, and only a linger gains); a smaller cap only while batches reach it (below that it changes
-    // nothing), probed from natural batching or below. Reached by the epoch's largest batch, not its mean: the
-    // callers' ramp after a pause, or their tail before one, is not a fall of the load.
-    if ((!lingerPays && base > natural) || (base < natural && ladder.size(base) >= 2 * epoch.largest())) {
+    // be no better, and only a linger gains).
+    if (!lingerPays && base > natural) {
       String from = ladder.describe(base);
       base = natural;
       return apply(base, sizeLimit) ? from + " -> natural batching: batches of " + Math.round(meanBatch)
@@ -315,11 +312,12 @@ public final class AdaptiveLimits {
     int up = Math.min(lingerPays ? (base < natural ? natural + 1 : ladder.top()) : natural, base + stride);
     int down = Math.max(base > natural ? natural : 0, base - stride);
     boolean mayGoUp = up > base && (!latency || (p99 > 0 && p99 < targetNanos * 0.9));
-    // A smaller cap is probed only where natural batching sizes the batches (under the cap in force): where they
-    // fill it, they are the backlog of items queued in the ring behind them, which a smaller cap only splits into more
-    // writes, and its probes read the backlog's transient as a gain (10,000 callers: 1.58M calls/s down to 0.98M).
+    // A smaller cap is probed only where natural batching sizes the batches (none reaches the cap in force): where
+    // they fill it, they are the backlog of items queued in the ring behind them, which a smaller cap only splits into
+    // more writes, and its probes read the backlog's transient as a gain (10,000 callers: 1.58M calls/s down to
+    // 0.98M). Every caller in each batch is not a backlog: 2,000 callers under a cap of 2,048 are batches of ~1,960.
     boolean mayGoDown = down < base && (down >= natural
-        || (ladder.size(down) < 2 * meanBatch && meanBatch < 0.9 * ladder.size(base)));
+        || (ladder.size(down) < 2 * meanBatch && epoch.largest() < ladder.size(base)));
     if (!lingerPays && !mayGoUp && !mayGoDown) {
       return change; // no rung either side can pay: the epoch does not count towards the pause before a probe
     }
