@@ -26,13 +26,12 @@ import org.jspecify.annotations.Nullable;
  * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
  * rate or the batch size halved or doubled) brings probes back at once. It probes a linger only where lingering
  * can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two items or more;
- * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap) and none reaches
- * the cap in force. A smaller cap that no batch reaches any longer (the load fell, or pauses) stays: it binds
- * nothing, the probes upwards still reach natural batching and the first linger, and it is in force when the load
- * comes back.
- * A noisy fit drops the linger (a probe of one too) and stops the probes of lingers, and of smaller sizes in latency
- * mode, which follow the fit; the probes of smaller caps, decided by measured rates alone, go on. Latency mode adds
- * AIMD against the epoch's p99:
+ * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap) and some batch
+ * exceeded it (a probe skips the caps no batch reaches). A smaller cap that no batch reaches any longer (the load
+ * fell, or pauses) stays: it binds nothing, the probes upwards still reach natural batching and the first linger,
+ * and it is in force when the load comes back. A noisy fit drops the linger (a probe of one too) and stops the
+ * probes of lingers, and of smaller sizes in latency mode, which follow the fit; the probes of smaller caps,
+ * decided by measured rates alone, go on. Latency mode adds AIMD against the epoch's p99:
  * past the target the linger drops a rung at once (multiplicative: the ladder doubles) and, at no linger, the
  * batch size halves while the fitted write of a full batch exceeds half the target and the fixed cost is under a
  * quarter of it (fewer items per write help only then); under 90 % of it the size grows back by a sixteenth of
@@ -304,20 +303,23 @@ public final class AdaptiveLimits {
       String from = ladder.describe(base);
       base = natural;
       return apply(base, sizeLimit) ? from + " -> natural batching: batches of " + Math.round(meanBatch)
-          + " (largest " + epoch.largest() + "), fixed share " + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")"
-          : change;
+          + ", fixed share " + Math.round(100 * fit.fixedShare()) + " % (" + fit + ")" : change;
     }
     // From a smaller cap a stride stops at the first linger: doubled past natural batching, it stepped over the short
     // lingers (from a sixteenth: 1/8, 1/4, natural, then 80 µs), and a cap some batches still reach would hide them.
     int up = Math.min(lingerPays ? (base < natural ? natural + 1 : ladder.top()) : natural, base + stride);
+    // A smaller cap is probed only where batches would fill it and some batch of the epoch exceeded it: a cap no batch
+    // reaches changes nothing, and its probe reads only noise (read as a loss, it held 2,000 callers at 4,096), so
+    // the probe goes on down to the first that binds. Also where batches fill the cap in force: callers queued in the
+    // ring behind each batch may still be carried faster in smaller ones (2,000 virtual callers, no fixed cost: 256
+    // carries 1.4x 1,024), and where they are not (a fixed cost paid by more writes), the probe finds it worse.
     int down = Math.max(base > natural ? natural : 0, base - stride);
+    while (down > 0 && down < natural && ladder.size(down) >= epoch.largest()) {
+      down--;
+    }
     boolean mayGoUp = up > base && (!latency || (p99 > 0 && p99 < targetNanos * 0.9));
-    // A smaller cap is probed only where natural batching sizes the batches (none reaches the cap in force): where
-    // they fill it, they are the backlog of items queued in the ring behind them, which a smaller cap only splits into
-    // more writes, and its probes read the backlog's transient as a gain (10,000 callers: 1.58M calls/s down to
-    // 0.98M). Every caller in each batch is not a backlog: 2,000 callers under a cap of 2,048 are batches of ~1,960.
-    boolean mayGoDown = down < base && (down >= natural
-        || (ladder.size(down) < 2 * meanBatch && epoch.largest() < ladder.size(base)));
+    boolean mayGoDown = down < base
+        && (down >= natural || (ladder.size(down) < 2 * meanBatch && ladder.size(down) < epoch.largest()));
     if (!lingerPays && !mayGoUp && !mayGoDown) {
       return change; // no rung either side can pay: the epoch does not count towards the pause before a probe
     }

@@ -92,6 +92,7 @@ final class Epoch {
     return (double) items / batches;
   }
 
+  /** The epoch's largest batch. */
   int largest() {
     return largest;
   }

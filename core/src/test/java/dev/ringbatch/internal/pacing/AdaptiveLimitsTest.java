@@ -215,8 +215,9 @@ class AdaptiveLimitsTest {
     loop.run(20_000);
     loop.noisy = true; // a GC pause, a neighbour: the fit turns noisy, which says nothing about the cap
     loop.run(2_000);
-    // settled there: the probes of other caps go on (their rates need no fit), and none carries more
-    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(1_024);
+    // the probes of other caps go on (their rates need no fit): none past the knee carries more, and every cap under
+    // it carries the same (no fixed cost), so where the noise leaves the search under the knee is as good
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isLessThanOrEqualTo(1_024);
     assertThat(loop.controller.settledLinger()).isZero();
   }
 
@@ -232,11 +233,11 @@ class AdaptiveLimitsTest {
   }
 
   @Test
-  void everyCallerInEachBatch_isNoBacklog_theSmallerCapsAreStillProbed() {
+  void aKneeThatMovesDown_isFollowedFromACapTheBatchesNearlyFill() {
     // A cap of 2,048 found under 6,000 callers (items past 2,048 in a batch cost 4 us more each). Then 1,900 to 2,000
     // callers in one cohort, and the knee moves to 1,024: every batch holds all of them, within a tenth of the cap,
-    // which binds none; a cap of 1,024 carries most. Batches that nearly fill a cap are not the backlog of a ring
-    // that holds more than the cap (read as one, the smaller caps were never probed again).
+    // which binds none; a cap of 1,024 carries most (read as a ring backlog, as batches over 90 % of the cap once
+    // were, the smaller caps were never probed again).
     var loop = new ClosedLoop(Adaptive.throughput(), 6_000, 0, 500, 40 * MICROS) {
       int knee = 2_048;
 
@@ -253,7 +254,30 @@ class AdaptiveLimitsTest {
       loop.callers = i % 2 == 0 ? 1_900 : 2_000; // sizes that differ tell the cost per item from a fixed cost
       loop.cycle();
     }
-    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(1_024);
+    // under the knee every cap carries the same within 2 % (no fixed cost): any of them is the best
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isLessThanOrEqualTo(1_024);
+  }
+
+  @Test
+  void aCapNoBatchReaches_isNotProbed_theSearchGoesToTheFirstThatBinds() {
+    // 2,000 callers in one cohort under the cap of 4,096, items past 1,024 in a batch cost 2 us more each. A cap of
+    // 2,048 binds no batch: its probe can only read noise, and on a real ring (2,000 virtual callers, 20 us sink) noise
+    // read as a loss held the search at 4,096 for whole forks, each failed probe doubling the pause before the next.
+    var loop = new ClosedLoop(Adaptive.throughput(), 2_000, 0, 500, 40 * MICROS) {
+      @Override
+      long writeTime(int n) {
+        return perItem * n + 2 * MICROS * Math.max(0, n - 1_024);
+      }
+    };
+    loop.cohorts = 1;
+    int firstProbed = CAPS.maxBatchSize();
+    for (int i = 0; i < 20_000 && firstProbed == CAPS.maxBatchSize(); i++) {
+      loop.cycle();
+      firstProbed = loop.controller.limits().maxBatchSize();
+    }
+    assertThat(firstProbed).as("the first cap probed down from 4,096; %s", loop.controller).isEqualTo(1_024);
+    loop.run(20_000);
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isLessThanOrEqualTo(1_024);
   }
 
   @Test
@@ -337,18 +361,21 @@ class AdaptiveLimitsTest {
   }
 
   @Test
-  void batchesThatFillTheCap_neverProbeASmallerOne() {
-    // every batch is full (items queued in the ring behind it): the batch is the backlog, which a smaller cap only
-    // splits into more writes; on a real ring its probes read the backlog's transient as a gain and walked 10,000
-    // callers down to a sixteenth of the cap at 0.62x the rate
+  void batchesThatFillTheCap_ofASinkWithAFixedCost_stayAtTheCap_probesCostFewBatches() {
+    // every batch is full (items queued in the ring behind it), and F = 100 us: a smaller cap splits that backlog
+    // into more writes, each paying F again, and its probes must find it worse (on a real ring, before the batches
+    // right after a change were set aside, they read its transient as a gain and walked 10,000 callers down to a
+    // sixteenth of the cap at 0.62x the rate)
     ClosedLoop loop = new ClosedLoop(Adaptive.throughput(), 1 << 20, 100 * MICROS, 500, 40 * MICROS);
     loop.run(40_000);
-    assertThat(loop.cyclesUnderCap).as("%s", loop.controller).isZero();
+    assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(4_096);
+    assertThat(loop.cyclesUnderCap * 100 / 40_000).as("%% of batches under a smaller cap; %s", loop.controller)
+        .isLessThan(10);
   }
 
   @Test
   void aSmallestCapKeptByOneBurstAnEpoch_doesNotHideTheShortLingersFromTheSearch() {
-    // First a cap of 256 (a sixteenth of 4,096) found by measurement, one halving at a time: each load's batches
+    // First a cap of 256 (a sixteenth of 4,096) found by measurement, as the knee halves: each load's batches
     // (callers in two cohorts) come 50 over a knee past which every item costs 4 us more, and the knee halves.
     var loop = new ClosedLoop(Adaptive.throughput(), 4_200, 0, 500, 5 * MICROS) {
       boolean later;
@@ -362,7 +389,8 @@ class AdaptiveLimitsTest {
     for (loop.knee = 2_048; loop.knee >= 256; loop.knee /= 2) {
       loop.callers = 2 * loop.knee + 100;
       loop.run(20_000);
-      assertThat(loop.controller.settledSize()).as("%s", loop.controller).isEqualTo(loop.knee);
+      // at or under the knee: every cap under it carries the same (no fixed cost)
+      assertThat(loop.controller.settledSize()).as("%s", loop.controller).isLessThanOrEqualTo(loop.knee);
     }
     // Then 10 callers (batches of 5) on a sink of F = 30 us: a linger of 10 us gathers the other cohort, 1.5x the
     // rate of natural batching; one of 80 us or more carries less than natural batching. Once in every 10 batches a
