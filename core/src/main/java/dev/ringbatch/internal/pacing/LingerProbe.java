@@ -17,6 +17,8 @@ final class LingerProbe {
   static final double LOG_GAIN = Math.log(1 + GAIN_PERCENT / 100.0);
   static final int MIN_PAIRS = 4;
   static final int MAX_PAIRS = 12;
+  /** How many standard errors clear a mean must be: about 95 % with so few pairs (Student's t). */
+  private static final int CLEAR = 3;
   private static final double LOG_CLEARLY_WORSE = Math.log(0.9);
   /** The arm of each epoch of a probe, in turn. */
   private static final int[] ARMS = {CANDIDATE, SETTLED, SETTLED, CANDIDATE};
@@ -47,6 +49,11 @@ final class LingerProbe {
 
   int candidate() {
     return candidate;
+  }
+
+  /** The pairs of epochs recorded so far. */
+  int pairs() {
+    return pairs;
   }
 
   /** The arm the epoch under way measures: {@link #CANDIDATE} or {@link #SETTLED}. */
@@ -90,13 +97,22 @@ final class LingerProbe {
     if (pairs < MIN_PAIRS) {
       return false;
     }
-    if (pairs >= MAX_PAIRS) {
-      return true;
-    }
-    double mean = pairSum / pairs;
+    return pairs >= MAX_PAIRS || Math.abs(meanLogRatio() - LOG_GAIN) > CLEAR * standardError();
+  }
+
+  /**
+   * Whether the candidate carried the gain asked for, clear of the noise: the mean log ratio over the gain by
+   * {@value #CLEAR} standard errors. A mean over the gain that noise could give (a probe that ran out of pairs) is
+   * not a gain.
+   */
+  boolean gained() {
+    return pairs >= MIN_PAIRS && meanLogRatio() - LOG_GAIN > CLEAR * standardError();
+  }
+
+  private double standardError() {
+    double mean = meanLogRatio();
     double variance = Math.max(0, pairSumSquares / pairs - mean * mean) * pairs / (pairs - 1);
-    double standardError = Math.sqrt(variance / pairs);
-    return Math.abs(mean - LOG_GAIN) > 3 * standardError; // about 95 % with so few pairs (Student's t)
+    return Math.sqrt(variance / pairs);
   }
 
   /** The mean paired log ratio, candidate over settled. */
