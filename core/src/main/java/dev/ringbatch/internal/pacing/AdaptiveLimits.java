@@ -23,10 +23,10 @@ import org.jspecify.annotations.Nullable;
  * with epochs at the current rung, and it moves only if the candidate carried
  * {@value LingerProbe#GAIN_PERCENT} % more, paired and in all (latency mode: within the target). A probe that
  * fails doubles the wait before the next, up to {@value #MAX_HOLD} epochs, so a rung that clearly does not pay
- * costs two epochs in {@value #MAX_HOLD}; a flat result, or a gain not clear of the noise, looks further along
- * next time; a new load (the batch size halved or doubled) brings probes back at once, a swing of the rate alone
- * (a noisy sink's) does not. It probes a linger only where lingering
- * can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two items or more;
+ * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
+ * batch size, or the rate of a sink whose cost fits, halved or doubled) brings probes back at once. It probes a
+ * linger only where lingering can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and
+ * batches hold two items or more;
  * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap) and some batch
  * exceeded it (a probe skips the caps no batch reaches). A smaller cap that no batch reaches any longer (the load
  * fell, or pauses) stays: it binds nothing, the probes upwards still reach natural batching and the first linger,
@@ -76,8 +76,10 @@ public final class AdaptiveLimits {
   /** How many rungs the next probe reaches: doubled after a probe that gained too little to act on. */
   private int stride = 1;
   private static final int MAX_STRIDE = 8;
-  /** The smoothed batch size, and its value when the search last settled. */
+  /** The smoothed epoch rate and batch size, and their values when the search last settled. */
+  private double rateAverage;
   private double batchAverage;
+  private double refRate;
   private double refBatch;
 
   private int lastSize;
@@ -221,10 +223,11 @@ public final class AdaptiveLimits {
   }
 
   private @Nullable String endEpoch(long now, long elapsed) {
+    double rate = (double) epoch.items() / elapsed;
     fit.refit();
     String change;
     if (!probe.running()) {
-      change = betweenProbes(epoch.meanBatch());
+      change = betweenProbes(rate, epoch.meanBatch());
     } else if (!fit.reliable() && Math.max(base, probe.candidate()) > ladder.natural()) {
       change = noisyFit(); // a linger's probe: the fit no longer says it can pay (a cap's needs no fit, and goes on)
     } else if (epoch.p99() > targetNanos) {
@@ -252,15 +255,20 @@ public final class AdaptiveLimits {
     return apply(base, sizeLimit) ? "no linger: the sink's cost is too noisy to fit (" + fit + ")" : null;
   }
 
-  private @Nullable String betweenProbes(double meanBatch) {
+  private @Nullable String betweenProbes(double rate, double meanBatch) {
     long p99 = epoch.p99();
-    // The load changed (the smoothed batch size halved or doubled since the last decision): look again soon. Smoothed,
-    // since a closed loop on two cores is often bimodal from one epoch to the next. Not the rate: one write in ten
-    // twenty times as long swings it threefold, and a probe brought on by every swing moved the cap on noise.
+    // The load or the sink changed (the smoothed batch size, or the rate of a sink whose cost fits, halved or doubled
+    // since the last decision): look again soon. Smoothed, since a closed loop on two cores is often bimodal from one
+    // epoch to the next; the rate over about eight epochs, and only while the writes fit F + c * n: one write in ten
+    // twenty times as long swings an epoch's rate threefold, and a probe brought on by every swing moved the cap on
+    // noise (0.94x the full cap with the rate over four epochs, read whenever one epoch's writes fit).
+    rateAverage = rateAverage == 0 ? rate : rateAverage + (rate - rateAverage) / 8;
     batchAverage = batchAverage == 0 ? meanBatch : batchAverage + (meanBatch - batchAverage) / 4;
-    if (refBatch == 0 || batchAverage > 2 * refBatch || 2 * batchAverage < refBatch) {
+    boolean newRate = fit.reliable() && (rateAverage > 2 * refRate || 2 * rateAverage < refRate);
+    if (refBatch == 0 || newRate || batchAverage > 2 * refBatch || 2 * batchAverage < refBatch) {
       hold = 1;
       held = 0;
+      refRate = rateAverage;
       refBatch = batchAverage;
     }
     if (p99 > targetNanos && latency) {
@@ -339,7 +347,7 @@ public final class AdaptiveLimits {
     long p99Base = probe.p99(LingerProbe.SETTLED);
     long p99Candidate = probe.p99(LingerProbe.CANDIDATE);
     double meanLogRatio = probe.meanLogRatio();
-    boolean faster = probe.gained()
+    boolean faster = meanLogRatio > LingerProbe.LOG_GAIN
         && rateCandidate > rateBase * (1 + LingerProbe.GAIN_PERCENT / 100.0);
     boolean better = latency
         ? (faster && p99Candidate <= targetNanos) || (p99Base > targetNanos && p99Candidate * 10 < p99Base * 9)
@@ -371,6 +379,7 @@ public final class AdaptiveLimits {
       hold = Math.min(MAX_HOLD, 2 * hold);
     }
     held = 0;
+    refRate = rateAverage;
     refBatch = batchAverage;
     probe.end();
     apply(base, sizeLimit);
