@@ -24,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  * {@value LingerProbe#GAIN_PERCENT} % more, paired and in all (latency mode: within the target). A probe that
  * fails doubles the wait before the next, up to {@value #MAX_HOLD} epochs, so a rung that clearly does not pay
  * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
- * batch size, or the rate of a sink whose cost fits, halved or doubled) brings probes back at once. It probes a
+ * batch size, or the rate clear of its own scatter, halved or doubled) brings probes back at once. It probes a
  * linger only where lingering can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and
  * batches hold two items or more;
  * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap) and some batch
@@ -49,6 +49,7 @@ import org.jspecify.annotations.Nullable;
 public final class AdaptiveLimits {
   static final int MAX_HOLD = 64;
   private static final double MIN_FIXED_SHARE = 0.2;
+  private static final double LOG_2 = Math.log(2);
   private static final long IDLE_NANOS = 1_000_000;
   private static final long UNSET = Long.MIN_VALUE;
 
@@ -76,11 +77,17 @@ public final class AdaptiveLimits {
   /** How many rungs the next probe reaches: doubled after a probe that gained too little to act on. */
   private int stride = 1;
   private static final int MAX_STRIDE = 8;
-  /** The smoothed epoch rate and batch size, and their values when the search last settled. */
+  /**
+   * The smoothed epoch rate (over about eight epochs) and batch size (four), and their values when the search last
+   * settled (the rate's: when it last moved, or a new regime began).
+   */
   private double rateAverage;
   private double batchAverage;
   private double refRate;
   private double refBatch;
+  /** The last epoch's rate between probes, and the variance of an epoch's log rate, from successive epochs. */
+  private double lastRate;
+  private double rateScatter;
 
   private int lastSize;
   private long lastWriteEnd = UNSET;
@@ -257,14 +264,22 @@ public final class AdaptiveLimits {
 
   private @Nullable String betweenProbes(double rate, double meanBatch) {
     long p99 = epoch.p99();
-    // The load or the sink changed (the smoothed batch size, or the rate of a sink whose cost fits, halved or doubled
-    // since the last decision): look again soon. Smoothed, since a closed loop on two cores is often bimodal from one
-    // epoch to the next; the rate over about eight epochs, and only while the writes fit F + c * n: one write in ten
-    // twenty times as long swings an epoch's rate threefold, and a probe brought on by every swing moved the cap on
-    // noise (0.94x the full cap with the rate over four epochs, read whenever one epoch's writes fit).
+    // The load or the sink changed (the smoothed batch size or rate halved or doubled since the search last settled):
+    // look again soon. Smoothed, since a closed loop on two cores is often bimodal from one epoch to the next. The
+    // rate's move must also stand three standard deviations clear of its average's own scatter (an average of about
+    // 8 epochs varies by sqrt(variance / 15)): one write in ten twenty times as long swings an epoch's rate threefold,
+    // and a probe brought on by every swing moved the cap on noise, while a sink that flushes every few writes is as
+    // steady as a clean one, epoch by epoch. The variance comes from successive epochs (half the square of their log
+    // ratio), so a lasting change of the rate counts once in it, not in every epoch until the average catches up.
+    if (lastRate > 0) {
+      double step = Math.log(rate / lastRate);
+      rateScatter += (step * step / 2 - rateScatter) / 16;
+    }
+    lastRate = rate;
     rateAverage = rateAverage == 0 ? rate : rateAverage + (rate - rateAverage) / 8;
     batchAverage = batchAverage == 0 ? meanBatch : batchAverage + (meanBatch - batchAverage) / 4;
-    boolean newRate = fit.reliable() && (rateAverage > 2 * refRate || 2 * rateAverage < refRate);
+    double moved = refRate > 0 ? Math.abs(Math.log(rateAverage / refRate)) : 0;
+    boolean newRate = moved > LOG_2 && moved > 3 * Math.sqrt(rateScatter / 15);
     if (refBatch == 0 || newRate || batchAverage > 2 * refBatch || 2 * batchAverage < refBatch) {
       hold = 1;
       held = 0;
@@ -341,6 +356,7 @@ public final class AdaptiveLimits {
   }
 
   private @Nullable String decideProbe() {
+    int settled = base;
     int candidate = probe.candidate();
     double rateBase = probe.rate(LingerProbe.SETTLED);
     double rateCandidate = probe.rate(LingerProbe.CANDIDATE);
@@ -379,7 +395,7 @@ public final class AdaptiveLimits {
       hold = Math.min(MAX_HOLD, 2 * hold);
     }
     held = 0;
-    refRate = rateAverage;
+    refRate = base == settled ? refRate : rateAverage; // a probe that did not move leaves a change under way counting
     refBatch = batchAverage;
     probe.end();
     apply(base, sizeLimit);
