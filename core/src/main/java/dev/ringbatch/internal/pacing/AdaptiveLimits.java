@@ -24,11 +24,10 @@ import org.jspecify.annotations.Nullable;
  * {@value LingerProbe#GAIN_PERCENT} % more, paired and in all (latency mode: within the target). A probe that
  * fails doubles the wait before the next, up to {@value #MAX_HOLD} epochs, so a rung that clearly does not pay
  * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
- * batch size, or the rate clear of its own scatter, halved or doubled) brings probes back at once. It probes a
- * linger only where lingering can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and
- * batches hold two items or more;
- * and a smaller cap only where batches would fill it (the mean batch over half the candidate cap) and some batch
- * exceeded it (a probe skips the caps no batch reaches). A smaller cap that no batch reaches any longer (the load
+ * smoothed rate or batch size halved or doubled) brings probes back at once. It probes a linger only where
+ * lingering can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two
+ * items or more; and a smaller cap only where batches would fill it (the mean batch over half the candidate cap)
+ * and some batch exceeded it (a probe skips the caps no batch reaches). A smaller cap that no batch reaches any longer (the load
  * fell, or pauses) stays: it binds nothing, the probes upwards still reach natural batching and the first linger,
  * and it is in force when the load comes back. A noisy fit drops the linger (a probe of one too) and stops the
  * probes of lingers, and of smaller sizes in latency mode, which follow the fit; the probes of smaller caps,
@@ -49,7 +48,6 @@ import org.jspecify.annotations.Nullable;
 public final class AdaptiveLimits {
   static final int MAX_HOLD = 64;
   private static final double MIN_FIXED_SHARE = 0.2;
-  private static final double LOG_2 = Math.log(2);
   private static final long IDLE_NANOS = 1_000_000;
   private static final long UNSET = Long.MIN_VALUE;
 
@@ -78,16 +76,14 @@ public final class AdaptiveLimits {
   private int stride = 1;
   private static final int MAX_STRIDE = 8;
   /**
-   * The smoothed epoch rate (over about eight epochs) and batch size (four), and their values when the search last
-   * settled (the rate's: when it last moved, or a new regime began).
+   * The smoothed epoch rate (over about eight epochs) and batch size (four), and what they are compared with: the
+   * rate's since the search last moved (the new rung's, measured by its probe) or a new regime began, the batch
+   * size's since the last probe.
    */
   private double rateAverage;
   private double batchAverage;
   private double refRate;
   private double refBatch;
-  /** The last epoch's rate between probes, and the variance of an epoch's log rate, from successive epochs. */
-  private double lastRate;
-  private double rateScatter;
 
   private int lastSize;
   private long lastWriteEnd = UNSET;
@@ -264,23 +260,14 @@ public final class AdaptiveLimits {
 
   private @Nullable String betweenProbes(double rate, double meanBatch) {
     long p99 = epoch.p99();
-    // The load or the sink changed (the smoothed batch size or rate halved or doubled since the search last settled):
-    // look again soon. Smoothed, since a closed loop on two cores is often bimodal from one epoch to the next. The
-    // rate's move must also stand three standard deviations clear of its average's own scatter (an average of about
-    // 8 epochs varies by sqrt(variance / 15)): one write in ten twenty times as long swings an epoch's rate threefold,
-    // and a probe brought on by every swing moved the cap on noise, while a sink that flushes every few writes is as
-    // steady as a clean one, epoch by epoch. The variance comes from successive epochs (half the square of their log
-    // ratio), so a lasting change of the rate counts once in it, not in every epoch until the average catches up.
-    if (lastRate > 0) {
-      double step = Math.log(rate / lastRate);
-      rateScatter += (step * step / 2 - rateScatter) / 16;
-    }
-    lastRate = rate;
+    // The load or the sink changed (the smoothed batch size or rate halved or doubled since its reference): look again
+    // soon. Smoothed, since a closed loop on two cores is often bimodal from one epoch to the next; the rate over
+    // about eight epochs: one write in ten twenty times as long swings an epoch's rate threefold, and over four
+    // epochs the swings brought probes on at once, a few of which moved the cap on noise.
     rateAverage = rateAverage == 0 ? rate : rateAverage + (rate - rateAverage) / 8;
     batchAverage = batchAverage == 0 ? meanBatch : batchAverage + (meanBatch - batchAverage) / 4;
-    double moved = refRate > 0 ? Math.abs(Math.log(rateAverage / refRate)) : 0;
-    boolean newRate = moved > LOG_2 && moved > 3 * Math.sqrt(rateScatter / 15);
-    if (refBatch == 0 || newRate || batchAverage > 2 * refBatch || 2 * batchAverage < refBatch) {
+    if (refBatch == 0 || rateAverage > 2 * refRate || 2 * rateAverage < refRate || batchAverage > 2 * refBatch
+        || 2 * batchAverage < refBatch) {
       hold = 1;
       held = 0;
       refRate = rateAverage;
@@ -395,7 +382,10 @@ public final class AdaptiveLimits {
       hold = Math.min(MAX_HOLD, 2 * hold);
     }
     held = 0;
-    refRate = base == settled ? refRate : rateAverage; // a probe that did not move leaves a change under way counting
+    if (base != settled) { // the rate from here is the new rung's: the candidate's, or as good as it (natural batching)
+      rateAverage = rateCandidate;
+      refRate = rateCandidate;
+    } // a probe that did not move leaves the reference where it was: a change under way still counts in full
     refBatch = batchAverage;
     probe.end();
     apply(base, sizeLimit);
