@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the same JMH selection on two builds of the benchmarks jar, alternating fork by fork, so that both are
-# measured in one run on the same machine state. Prints each fork's score and the median per build.
+# Runs the same JMH selection on two builds of the benchmarks jar, alternating fork by fork (and which build goes first
+# in each pair), so that both are measured in one run on the same machine state. Prints each fork's score and the
+# median per build.
 #
 #   [JAVA=/path/to/bin/java] jmh/scripts/side-by-side.sh OLD.jar NEW.jar FORKS 'ThroughputBenchmark.offer$' -p target=ringbatch -t 1
 #
@@ -10,7 +11,8 @@ set -euo pipefail
 old=$1; new=$2; forks=$3; shift 3
 out=$(mktemp -d)
 for fork in $(seq 1 "$forks"); do
-  for build in old new; do
+  order="old new"; [ $((fork % 2)) = 0 ] && order="new old" # a machine that drifts within a pair favours neither build
+  for build in $order; do
     jar=$old; [ "$build" = new ] && jar=$new
     "${JAVA:-java}" -jar "$jar" "$@" -f 1 -rf json -rff "$out/$build-$fork.json" > "$out/$build-$fork.log" 2>&1
   done
