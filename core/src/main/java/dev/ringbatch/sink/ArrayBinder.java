@@ -15,6 +15,17 @@ public interface ArrayBinder<T> {
   /** Starts the rows of one statement, room for {@code capacity}; a new, empty one on every call. */
   Rows<T> rows(int capacity);
 
+  /**
+   * Starts the rows of one statement that will run on {@code c}, before any row is added: a binder that reads
+   * something of the database once (the types its columns go to, say) may read it here. By default
+   * {@link #rows(int)}.
+   *
+   * @throws SQLException if reading fails: nothing of the batch was sent
+   */
+  default Rows<T> rows(Connection c, int capacity) throws SQLException {
+    return rows(capacity);
+  }
+
   /** The rows of one statement. */
   interface Rows<T> {
     /**

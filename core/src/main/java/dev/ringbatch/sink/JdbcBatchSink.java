@@ -237,7 +237,7 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
       try {
         c.commit();
       } catch (Throwable e) {
-        if (JdbcFailures.connectionLost(c, e)) {
+        if (!JdbcFailures.commitRefused(c, e)) { // lost, or not the database's answer: it may have committed
           return unknown(rows, e, "COMMIT");
         }
         // The database answered: a known rollback (a deferred constraint, say).
@@ -364,8 +364,8 @@ public final class JdbcBatchSink<T> implements BatchSink<T, Integer>, AutoClosea
   /** The reply to what commits these rows was lost: they may or may not be in the table. */
   private int @Nullable [] unknown(int[] rows, Throwable e, String what) {
     connection.discard();
-    OutcomeUnknownException unknown = new OutcomeUnknownException("the connection was lost waiting for the reply"
-        + " to " + what + " (" + e + "): the database may or may not have written these rows", e, idempotent);
+    OutcomeUnknownException unknown = new OutcomeUnknownException("no answer of the database to " + what + " (" + e
+        + "): the database may or may not have written these rows", e, idempotent);
     if (idempotent && !mayHaveWritten && batchRows.unsettled() == batchRows.sentCount()) {
       // Safe to write again: the whole batch fails as one, and a retry policy may retry it. Only when the rows sent
       // are all the batch has left (rows whose binder threw are settled and not sent): rows a halving has not tried

@@ -36,6 +36,30 @@ public final class JdbcFailures {
     }
   }
 
+  /**
+   * Whether {@code commit()} failing with {@code e} is the database's refusal of the COMMIT, so that nothing of the
+   * transaction is committed: an {@link SQLException} with an SQLState (a deferred constraint, a serialization
+   * failure, a deferred trigger's error), on a connection that is not lost. Not a refusal, and so an unknown
+   * outcome: a lost connection; an {@code Error}, a {@code RuntimeException} or an SQLException with no SQLState
+   * (a wrapper of the connection, or a driver, failing after the COMMIT may have been sent); {@code 40003}
+   * (statement completion unknown: CockroachDB's "result is ambiguous"); an internal or system error
+   * ({@code XX}, {@code 58}: PostgreSQL may raise one after the commit record); an invalid transaction state
+   * ({@code 25}: pgjdbc's own refusal when auto-commit is on, whose statements committed on their own).
+   */
+  public static boolean commitRefused(Connection c, Throwable e) {
+    if (!(e instanceof SQLException) || connectionLost(c, e)) {
+      return false;
+    }
+    String state = state(e);
+    if (state == null || state.length() != 5 || state.equals("40003")) {
+      return false;
+    }
+    return switch (state.substring(0, 2)) {
+      case "XX", "58", "25" -> false;
+      default -> true;
+    };
+  }
+
   /** Whether {@code t} is an SQLException whose chain says the connection is gone. */
   private static boolean statesConnectionLost(Throwable t) {
     return lostState(t) != null;

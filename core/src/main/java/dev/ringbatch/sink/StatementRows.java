@@ -91,7 +91,7 @@ final class StatementRows<T> {
       }
       return sentCount == 0 ? new int[0] : ps.executeBatch();
     }
-    ArrayBinder.Rows<T> columns = requireArrays().rows(rows.length);
+    ArrayBinder.Rows<T> columns = requireArrays().rows(c, rows.length);
     for (int row : rows) {
       if (settled[row]) {
         continue;

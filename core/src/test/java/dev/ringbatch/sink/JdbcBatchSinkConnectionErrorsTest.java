@@ -150,6 +150,52 @@ class JdbcBatchSinkConnectionErrorsTest {
   }
 
   /**
+   * The connection's commit() runs (the database commits), then the wrapper throws an Error: not the database's
+   * refusal of the COMMIT, so the rows may be committed. They are neither written again (with the key: told
+   * "duplicate key" for their own rows) nor told failed: their callers are told the outcome is unknown.
+   */
+  @Test
+  void commitThrowsAnError_afterTheDatabaseCommitted_callersAreToldUnknown_rowsNotWrittenAgain() throws Exception {
+    JdbcBatchSink<Long> sink = sink(wrapped("Connection.commit", new AtomicBoolean(true)));
+    List<Object> told;
+    try (Batcher<Long, Integer> batcher = batcher(sink)) {
+      told = outcomes(List.of(batcher.submit(1L), batcher.submit(2L), batcher.submit(3L)));
+    }
+
+    assertThat(ids()).containsExactly(1L, 2L, 3L);
+    assertThat(told).as("rows 1, 2, 3 are committed").allSatisfy(o -> assertThat(o)
+        .isInstanceOf(dev.ringbatch.OutcomeUnknownException.class));
+  }
+
+  /**
+   * The COMMIT runs and commits, and the driver reports 40003, statement completion unknown (CockroachDB's "result
+   * is ambiguous"): not a refusal, so the callers are told the outcome is unknown, never failed.
+   */
+  @Test
+  void commitAnswered40003_statementCompletionUnknown_callersAreToldUnknown() throws Exception {
+    AtomicBoolean armed = new AtomicBoolean(true);
+    DataSource ambiguous = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
+        new Class<?>[] {DataSource.class}, (p, m, a) -> {
+          Connection c = pool.getConnection();
+          return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+              (p2, m2, a2) -> {
+                Object result = invoke(c, m2, a2);
+                if (m2.getName().equals("commit") && armed.getAndSet(false)) {
+                  throw new java.sql.SQLTransactionRollbackException("result is ambiguous", "40003");
+                }
+                return result;
+              });
+        });
+    List<Object> told;
+    try (Batcher<Long, Integer> batcher = batcher(sink(ambiguous))) {
+      told = outcomes(List.of(batcher.submit(1L), batcher.submit(2L), batcher.submit(3L)));
+    }
+
+    assertThat(ids()).containsExactly(1L, 2L, 3L);
+    assertThat(told).allSatisfy(o -> assertThat(o).isInstanceOf(dev.ringbatch.OutcomeUnknownException.class));
+  }
+
+  /**
    * PreparedStatement.close() throws an Error after the commit: the connection is still closed (not leaked, the
    * pool's active count back to 0), and write() does not throw after the commit.
    */

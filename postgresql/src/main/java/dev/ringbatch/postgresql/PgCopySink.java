@@ -271,7 +271,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     try {
       c.commit();
     } catch (Throwable e) {
-      if (JdbcFailures.connectionLost(c, e)) {
+      if (!JdbcFailures.commitRefused(c, e)) { // lost, or not the server's answer: it may have committed
         return unknown(copied, e);
       }
       // The server answered: a known rollback (a deferred constraint, say).
@@ -454,8 +454,8 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
   private int @Nullable [] unknown(int[] attempt, Throwable e) {
     connection.discard();
     boolean idempotent = statements.idempotent();
-    OutcomeUnknownException unknown = new OutcomeUnknownException("the connection was lost waiting for the reply"
-        + " to COMMIT (" + e + "): the server may or may not have written these rows", e, idempotent);
+    OutcomeUnknownException unknown = new OutcomeUnknownException("no answer of the server to COMMIT (" + e
+        + "): the server may or may not have written these rows", e, idempotent);
     if (idempotent && !mayHaveWritten && rows.unsettled() == attempt.length) {
       // Safe to copy again: the whole batch fails as one, and a retry policy may retry it. Only when these rows are
       // all the batch has left: rows a halving has not tried yet are certainly not written, and must not be told

@@ -236,6 +236,55 @@ class PgCopyLostReplyIT {
     }
   }
 
+  /**
+   * A wrapper of the connection (tracing, metrics) whose commit() passes the COMMIT on and then throws: not the
+   * server's refusal, so the rows may be committed (here they are). They are neither copied again (with the key:
+   * every caller told "duplicate key" for its own row; without it, every row twice) nor told failed: unknown. 24
+   * rows take the INSERT path, 300 the COPY.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {24, 300})
+  void commitThrowingAfterTheServerCommitted_rowsAreToldUnknown_notWrittenAgain(int rows) throws Exception {
+    CopyDatabase.table(postgres, "commit_hook", ", PRIMARY KEY (id)");
+    try (HikariDataSource pool = CopyDatabase.pool(postgres.getPort(), "commit-hook", 2)) {
+      java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean(true);
+      DataSource traced = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
+          new Class<?>[] {DataSource.class}, (p, method, args) -> {
+            Object result = invoke(pool, method, args);
+            if (!(result instanceof java.sql.Connection c)) {
+              return result;
+            }
+            return Proxy.newProxyInstance(java.sql.Connection.class.getClassLoader(),
+                new Class<?>[] {java.sql.Connection.class}, (p2, m2, a2) -> {
+                  Object r2 = invoke(c, m2, a2);
+                  if (m2.getName().equals("commit") && armed.getAndSet(false)) {
+                    throw new IllegalStateException("a tracing listener failed after the commit");
+                  }
+                  return r2;
+                });
+          });
+      PgCopySink<Event> sink = PgCopySink.<Event>into(traced, "commit_hook").column("id", Event::id)
+          .column("payload", Event::payload).build();
+      RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(rows, "x"));
+
+      sink.write(batch);
+
+      assertThat(armed.get()).as("the wrapper threw after the commit").isFalse();
+      assertThat(CopyDatabase.counts(postgres, "commit_hook")).hasSize(rows)
+          .allSatisfy((id, n) -> assertThat(n).isOne());
+      assertThat(batch.failed()).hasSize(rows).allSatisfy((i, e) -> assertThat(e)
+          .isInstanceOf(OutcomeUnknownException.class));
+    }
+  }
+
+  private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
   @Test
   void pooledConnectionEndedWhileIdle_theNextBatchIsWrittenOnAFreshOne() throws Exception {
     CopyDatabase.table(postgres, "ended_idle", "");
