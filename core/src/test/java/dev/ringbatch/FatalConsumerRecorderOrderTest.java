@@ -18,8 +18,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A consumer that fails fatally (an Error in its own code; Thread.stop stands in for it, JDK < 20) fails what it
- * holds itself and tells recordAbandoned on a thread of its own (so that a blocking recorder and a blocking
- * dependent action hold up neither the other), then ends. A close that comes after must still tell recordClosed
+ * holds itself and tells recordAbandoned on its own thread, before the callers, as a close does, then ends. A close that comes after must still tell recordClosed
  * after that recordAbandoned, as StatsRecorder promises: the close leaves nobody behind here. Found by the review of
  * fb1ab7b, which told "closed" while recordAbandoned still ran.
  */
@@ -102,6 +101,31 @@ class FatalConsumerRecorderOrderTest {
     AtomicReference<Thread> consumer = new AtomicReference<>();
     assertRecordClosedComesLast(consumer, Batcher.sharded("fatal-shard", lingering("fatal-shard", consumer), 1,
         shard -> batch -> batch.completeRemaining(1)));
+  }
+
+  @Test
+  @Timeout(60)
+  void aConsumerThatFailedFatally_failsEveryFlush_withoutWaitingForAClose() throws Exception {
+    Method stop = stopMethod();
+    assumeTrue(stop != null, "Thread.stop works on this JDK");
+    AtomicReference<Thread> consumer = new AtomicReference<>();
+    Batcher<Integer, Integer> batcher = Batcher.of("fatal-flush", lingering("fatal-flush", consumer),
+        batch -> batch.completeRemaining(1));
+    try {
+      CompletableFuture<Integer> item = batcher.submit(1); // lingers in the batch being filled
+      Thread thread = consumer.get();
+      killWhileLingering(thread, stop);
+      assertThat(item).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
+          .withCauseInstanceOf(BatcherClosedException.class);
+      assertThat(batcher.isClosed()).isTrue();
+
+      // Every item accepted before it has failed, as a close that abandoned items fails its flushes (a flush before
+      // the failure would cut the linger short: the item would be written, so only flushes after it are asked).
+      assertThat(batcher.flush()).as("a flush after the failure, no close").failsWithin(Duration.ofSeconds(10))
+          .withThrowableOfType(ExecutionException.class).withCauseInstanceOf(BatcherClosedException.class);
+    } finally {
+      batcher.close(Duration.ofSeconds(5));
+    }
   }
 
   /** Kills the consumer while it lingers over one item, then closes: recordClosed must come last. */

@@ -53,6 +53,37 @@ class TickerAndNestedCloseTest {
     }
   }
 
+  /** A ticker that steps back (a corrected wall clock) during writes: recorders never get a negative write time. */
+  @Test
+  @Timeout(30)
+  void tickerSteppingBack_recordBatchNeverGetsANegativeWriteTime() throws Exception {
+    java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000_000_000L);
+    Ticker steppingBack = () -> clock.addAndGet(-1_000); // each read 1 µs before the last
+    java.util.List<Long> writeTimes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    for (boolean async : new boolean[] {false, true}) {
+      BatcherConfig config = BatcherConfig.builder().ringSize(8).maxBatchSize(8).linger(Duration.ZERO)
+          .ticker(steppingBack).build();
+      Batcher<Integer, Integer> batcher = async
+          ? Batcher.ofAsync("ticker-back-async", config, batch -> {
+            batch.completeRemaining(7);
+            return CompletableFuture.completedFuture(null);
+          })
+          : Batcher.of("ticker-back", config, batch -> batch.completeRemaining(7));
+      batcher.addStatsRecorder(new dev.ringbatch.stats.StatsRecorder() {
+        @Override
+        public void recordBatch(int size, long weight, long writeNanos, int failed) {
+          writeTimes.add(writeNanos);
+        }
+      });
+      try {
+        assertThat(batcher.submit(1)).succeedsWithin(Duration.ofSeconds(10)).isEqualTo(7); // recorded first
+      } finally {
+        batcher.close(Duration.ofSeconds(5));
+      }
+    }
+    assertThat(writeTimes).hasSize(2).allSatisfy(w -> assertThat(w).as("writeNanos").isNotNegative());
+  }
+
   /**
    * A close (thread A) and a dependent action of an async item's future that also calls close() on the completion
    * thread T. A drains at once, then CloseProtocol.awaitCompletions waits for T's settle() to finish; T's close

@@ -288,6 +288,8 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
     CompletableFuture<Void> future = flushWaiters.await(ring.getCursor(), waitStrategy::wake);
     if (closing.report() != null) {
       flushWaiters.completeAll(closing.abandonment()); // the close ended before it could see this waiter
+    } else if (consumer.ownFailure() != null) {
+      flushWaiters.completeAll(consumer.ownFailure()); // the consumer failed on its own, and failed what it held
     }
     return future;
   }

@@ -89,7 +89,7 @@ public interface StatsRecorder {
    * of the close's own, apart from the abandoned callers' dependent actions, and before their futures complete
    * (so a caller whose future is done finds its item recorded: one that blocks here holds those callers up, as a
    * {@link #recordBatch} that blocks holds up its batch's); before {@link #recordClosed}. If the close had to leave the consumer
-   * behind, the consumer fails what it held when it gets to run, and calls this on a thread it starts.
+   * behind, the consumer fails what it held when it gets to run, and calls this on its own thread.
    *
    * @param count how many items were abandoned
    */

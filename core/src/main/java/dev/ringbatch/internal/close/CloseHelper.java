@@ -128,10 +128,18 @@ public final class CloseHelper implements Runnable {
   }
 
   private void runAll() {
+    runAll(null);
+  }
+
+  /** The sequence, then {@code warning} (a log line is user code: after the callers are told), the watch, the rest. */
+  private void runAll(@Nullable String warning) {
     try {
       runEach(steps);
     } finally {
       told.countDown();
+    }
+    if (warning != null) {
+      SafeLog.log(LOG, Level.WARNING, warning, null);
     }
     StragglerWatch.watchAll(watches);
     runEach(interrupts);
@@ -155,16 +163,18 @@ public final class CloseHelper implements Runnable {
     if (!begun.compareAndSet(false, true)) {
       return;
     }
-    SafeLog.log(LOG, Level.WARNING, "batcher '" + name + "': the thread its factory made for its close helper "
-        + why + "; a thread of the close's own runs the user code that follows its report", null);
+    // Logged by the thread that runs the sequence, never before it on the closing thread: a log handler is user code
+    String warning = "batcher '" + name + "': the thread its factory made for its close helper " + why + "; a thread"
+        + " of the close's own runs the user code that follows its report";
     try {
-      Thread own = new Thread(this::runAll, "ringbatch-" + name + "-close");
+      Thread own = new Thread(() -> runAll(warning), "ringbatch-" + name + "-close");
       own.setDaemon(true);
       own.start();
     } catch (Throwable noThread) { // out of memory or threads: tell them here
       runEach(steps);
       runEach(interrupts);
       told.countDown();
+      SafeLog.log(LOG, Level.WARNING, warning, null);
       if (!watches.isEmpty()) {
         SafeLog.log(LOG, Level.ERROR, "batcher '" + name + "': no thread could watch the slots its close found"
             + " claimed but not published; an item published there will not be failed", noThread);

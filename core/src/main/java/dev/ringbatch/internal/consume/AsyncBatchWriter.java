@@ -171,7 +171,7 @@ public final class AsyncBatchWriter<T, R> implements BatchWriter<T, R> {
     }
     // User code (the ticker, an exception's getCause) runs before the settle is won: if it blocks, the batch is
     // still in flight, and a close takes it over instead of waiting for a batch that is settled but not told.
-    long writeNanos = ticker.read() - ticket.startNanos;
+    long writeNanos = Math.max(0, ticker.read() - ticket.startNanos); // never negative (a ticker that stepped back)
     Throwable cause = Causes.unwrapCompletion(failure);
     if (!completer.settle(ticket.settled, batch, cause)) {
       return; // a second firing, or the close failed it already

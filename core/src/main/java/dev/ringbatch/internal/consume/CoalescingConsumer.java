@@ -5,6 +5,7 @@ import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.SequenceBarrier;
 import com.lmax.disruptor.TimeoutException;
+import dev.ringbatch.BatcherClosedException;
 import dev.ringbatch.Ticker;
 import dev.ringbatch.internal.pacing.SelfClock;
 import dev.ringbatch.internal.ring.PublishGate;
@@ -72,6 +73,14 @@ public final class CoalescingConsumer<T, R> implements Runnable {
   volatile boolean drained;
   /** Whether the consumer stopped on a failure of its own code ({@link #failFatally}). */
   volatile boolean failedFatally;
+  /** Consumer thread only: whether it failed its own holdings on a failure of its own (no close took them). */
+  private boolean failedOwnHoldings;
+  /**
+   * What every flush fails with once the consumer, stopped on a failure of its own, has failed all it held (and
+   * watched its stragglers, and waited for batches other threads were completing); null until then.
+   */
+  private volatile @Nullable BatcherClosedException ownFailure;
+  private final FlushWaiters flushWaiters;
   /** Completed once the recorders were told of what this consumer failed itself; null until it fails any. */
   private volatile @Nullable CompletableFuture<Void> ownRecorded;
   /** Consumer thread only: the slots claimed but unpublished when it failed its own holdings, watched as it ends. */
@@ -93,6 +102,7 @@ public final class CoalescingConsumer<T, R> implements Runnable {
     this.gate = gate;
     this.selfClock = selfClock;
     this.holdings = holdings;
+    this.flushWaiters = flushWaiters;
     this.coalescer = new Coalescer<>(name, ring, consumed, waitStrategy, writer, handOver, flushWaiters, limits, ticker,
         gate, holdings);
   }
@@ -146,6 +156,13 @@ public final class CoalescingConsumer<T, R> implements Runnable {
     if (watch != null) { // after its own user code, as a close's helper does: a late item fails here, on this thread
       StragglerWatch.watchAll(List.of(watch));
     }
+    if (failedOwnHoldings) { // no close will tell the flushes: every item before them has failed, or is failing
+      writer.awaitCompletions(System.nanoTime() + PublishWait.MAX_NANOS); // batches settled on other threads
+      BatcherClosedException failure = new BatcherClosedException(name, ring.getBufferSize(), true, closeDescription
+          + " the items it held failed");
+      ownFailure = failure;
+      flushWaiters.completeAll(failure); // a flush() from now on fails at once (it reads ownFailure after waiting)
+    }
   }
 
   /** Nothing will write from now on: refuse new items and fail what is held, rather than let callers wait. */
@@ -158,6 +175,7 @@ public final class CoalescingConsumer<T, R> implements Runnable {
     boolean taken = handOver.state() == HandOver.CALLING_OUT && !handOver.back();
     if (!taken && (handOver.orphan() || handOver.state() == HandOver.ORPHANED)) {
       failOwnHoldings(recorded); // ORPHANED: a close that comes later leaves them to us; the gate refuses the rest
+      failedOwnHoldings = true; // the flushes fail once run() has watched the stragglers
     } else {
       recorded.complete(null); // a close took them over: its recorders tell them
     }
@@ -322,6 +340,14 @@ public final class CoalescingConsumer<T, R> implements Runnable {
   /** Whether the consumer stopped on a failure of its own code (an Error, a bug); it failed what it held. */
   public boolean failedFatally() {
     return failedFatally;
+  }
+
+  /**
+   * What a flush fails with once the consumer, stopped on a failure of its own, has failed every item it held (no
+   * close took them), or null.
+   */
+  public @Nullable BatcherClosedException ownFailure() {
+    return ownFailure;
   }
 
   public boolean drained() {

@@ -138,7 +138,8 @@ public final class SyncBatchWriter<T, R> implements BatchWriter<T, R> {
     if (failure != null) {
       failure = outcomeOf(batch, failure);
     }
-    long writeNanos = ticker.read() - start; // every attempt and every backoff, as recordBatch promises
+    // every attempt and every backoff, as recordBatch promises; never negative (a ticker that stepped back)
+    long writeNanos = Math.max(0, ticker.read() - start);
     lastSinkNanos = writeNanos;
     int state = batch.state.get();
     if (state == PendingBatch.SETTLING || !completer.settle(batch, state, failure)) {

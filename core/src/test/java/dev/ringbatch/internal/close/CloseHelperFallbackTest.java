@@ -216,6 +216,63 @@ class CloseHelperFallbackTest {
   }
 
   /**
+   * The same factory, and a log handler that blocks on the library's warning that it replaced the factory's thread:
+   * the warning is logged by the thread that runs the close's sequence, after the callers are told, never by the
+   * closing thread, so close(timeout) still returns within its timeout and grace.
+   */
+  @Test
+  void helperThreadThatCannotStart_blockingLogHandler_closeReturnsInTime_callersTold() throws Exception {
+    java.util.logging.Logger jul = java.util.logging.Logger.getLogger(CloseHelper.class.getName());
+    Gate logRelease = holds.gate();
+    CountDownLatch warned = new CountDownLatch(1);
+    java.util.logging.Handler blocking = new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord record) {
+        if (String.valueOf(record.getMessage()).contains("made for its close helper")) {
+          warned.countDown();
+          logRelease.await(); // a log backend stalled on its disk or socket
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    jul.addHandler(blocking);
+    try {
+      ThreadFactory eager = r -> {
+        boolean consumer = r.getClass().getSimpleName().equals("CoalescingConsumer");
+        Thread t = new Thread(r, "fallback-log-" + (consumer ? "consumer" : "close"));
+        t.setDaemon(true);
+        if (!consumer) {
+          t.start(); // runs the helper's Runnable once, before any close: start() throws at the close
+        }
+        return t;
+      };
+      Gate sinkRelease = holds.gate();
+      CountDownLatch inSink = new CountDownLatch(1);
+      Batcher<String, Void> batcher = holds.track(Batcher.of("fallback-log", BatcherConfig.builder()
+          .threadFactory(eager).build(), BatchSink.noResult(items -> {
+            inSink.countDown();
+            sinkRelease.await();
+          })));
+      CompletableFuture<Void> item = batcher.submit("held");
+      assertThat(inSink.await(10, SECONDS)).isTrue();
+
+      CompletableFuture<CloseReport> closed = CompletableFuture.supplyAsync(() -> batcher.close(Duration.ofMillis(100)));
+
+      assertThat(closed).as("close(100 ms) while the log handler blocks").succeedsWithin(WAIT);
+      assertThat(item).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
+          .withCauseInstanceOf(BatcherClosedException.class);
+      assertThat(warned.await(10, SECONDS)).as("the warning, logged all the same").isTrue();
+    } finally {
+      jul.removeHandler(blocking);
+    }
+  }
+
+  /**
    * The close interrupts a consumer it took from its sink; the sink gives up and, as the JDK's idiom asks, sets the
    * flag again before it returns. The interrupt was meant for the sink: once the consumer's Runnable has returned,
    * the factory's own code on that thread (a pool's worker loop, a clean-up) must not find itself interrupted.
