@@ -6,6 +6,7 @@ import dev.ringbatch.sink.ArrayBinder;
 import dev.ringbatch.sink.JdbcBatchSink;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link JdbcBatchSink} that binds each batch as one PostgreSQL statement whose parameters are whole columns,
@@ -32,6 +34,11 @@ public final class PgUnnest<T> implements ArrayBinder<T> {
   private final String[] labels;
   /** Each column's type, as its array type names it: where the text of a value depends on it. */
   private final PgValues.Target[] targets;
+  /**
+   * The same, with a name {@link PgValues.Target#of} does not know (a domain) followed to its base type in the
+   * catalog, once, on the first statement's connection; null until then.
+   */
+  private volatile PgValues.Target @Nullable [] resolved;
 
   private PgUnnest(List<String> sqlTypes, List<Function<? super T, ?>> values) {
     this.values = List.copyOf(values);
@@ -103,8 +110,47 @@ public final class PgUnnest<T> implements ArrayBinder<T> {
     }
   }
 
+  /**
+   * A domain's base type, by name (as {@link Connection#createArrayOf} resolves the name): no row when the name is
+   * not a type the session sees. Operators qualified, as the COPY sink's catalog query is.
+   */
+  private static final String BASE_TYPE_SQL = "WITH RECURSIVE d(typ) AS (SELECT"
+      + " pg_catalog.to_regtype(?::text)::pg_catalog.oid UNION ALL SELECT t.typbasetype FROM d"
+      + " JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) d.typ WHERE t.typtype OPERATOR(pg_catalog.=) 'd')"
+      + " SELECT x.typname::text FROM d JOIN pg_catalog.pg_type x ON x.oid OPERATOR(pg_catalog.=) d.typ"
+      + " WHERE x.typtype OPERATOR(pg_catalog.<>) 'd'";
+
+  /** Reads the base type of each column named by a name the contract does not know, once per sink. */
+  @Override
+  public Rows<T> rows(Connection c, int capacity) throws SQLException {
+    PgValues.Target[] known = resolved;
+    if (known == null) {
+      known = targets.clone();
+      try (PreparedStatement ps = c.prepareStatement(BASE_TYPE_SQL)) {
+        for (int k = 0; k < known.length; k++) {
+          if (known[k] != PgValues.Target.OTHER) {
+            continue;
+          }
+          ps.setString(1, sqlTypes[k]);
+          try (ResultSet rs = ps.executeQuery()) {
+            if (rs.next()) {
+              known[k] = PgValues.Target.of(rs.getString(1));
+            }
+          }
+        }
+      }
+      resolved = known;
+    }
+    return rows(capacity, known);
+  }
+
   @Override
   public Rows<T> rows(int capacity) {
+    PgValues.Target[] known = resolved;
+    return rows(capacity, known != null ? known : targets);
+  }
+
+  private Rows<T> rows(int capacity, PgValues.Target[] columnTargets) {
     String[][] texts = new String[sqlTypes.length][capacity];
     return new Rows<>() {
       private int count;
@@ -122,7 +168,7 @@ public final class PgUnnest<T> implements ArrayBinder<T> {
             throw PgValues.refused(labels[k], value, "an unnest sink binds one value per row, and an array or List"
                 + " would be unnested into rows: write array columns with PgCopySink or a rows sink");
           }
-          texts[k][count] = PgValues.text(labels[k], value, targets[k]);
+          texts[k][count] = PgValues.text(labels[k], value, columnTargets[k]);
         }
         count++;
       }

@@ -118,6 +118,30 @@ class ValueEdgeCasesIT {
     return r;
   }
 
+  /**
+   * A column whose type is a domain (over real, over date), named so in unnest mode too: its values are checked by
+   * the domain's base type, as PgCopySink (which follows domains in the catalog) checks them. A Double a float4
+   * cannot hold, or a date-time with a time of day, is refused, never stored rounded or cut.
+   */
+  @Test
+  void domainColumn_isCheckedByItsBaseType_byEverySinkThatKnowsTheType() throws Exception {
+    CopyDatabase.exec(postgres, "DROP DOMAIN IF EXISTS rv_price CASCADE", "CREATE DOMAIN rv_price AS real",
+        "DROP DOMAIN IF EXISTS rv_day CASCADE", "CREATE DOMAIN rv_day AS date");
+    SoftAssertions soft = new SoftAssertions();
+    for (Mode mode : new Mode[] {Mode.COPY, Mode.COPY_LARGE, Mode.COPY_IDEMPOTENT, Mode.UNNEST}) {
+      Result price = write(pool, mode, "rv_pricedom", "rv_price", "v::float8::text", List.of(0.1d, 0.5d));
+      soft.assertThat(price.failed().get(0)).as(mode + " Double 0.1 into a domain over real: refused, not stored as "
+          + price.stored().get(0L)).isInstanceOf(IllegalArgumentException.class);
+      assertWrittenAs(soft, price, 1, mode + " Double 0.5 into a domain over real", "0.5");
+      Result day = write(pool, mode, "rv_daydom", "rv_day", "v::text",
+          List.of(LocalDateTime.of(2026, 11, 27, 23, 30), LocalDate.of(2026, 11, 27)));
+      soft.assertThat(day.failed().get(0)).as(mode + " LocalDateTime 23:30 into a domain over date: refused, not"
+          + " stored as " + day.stored().get(0L)).isInstanceOf(IllegalArgumentException.class);
+      assertWrittenAs(soft, day, 1, mode + " LocalDate into a domain over date", "2026-11-27");
+    }
+    soft.assertAll();
+  }
+
   /** How a refusal names column v: by its name, or in unnest mode (no names) by its parameter and array type. */
   private static String column(Mode mode) {
     return mode == Mode.UNNEST ? "'parameter 2 (" : "'v'";
