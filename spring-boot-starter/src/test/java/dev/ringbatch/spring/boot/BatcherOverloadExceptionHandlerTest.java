@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ringbatch.Batcher;
+import dev.ringbatch.CloseReport;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -52,6 +54,25 @@ class BatcherOverloadExceptionHandlerTest {
       assertThat(response.statusCode()).isEqualTo(503);
       assertThat(response.headers().firstValue("Retry-After")).hasValue("1");
       assertThat(response.body()).contains("\"title\":\"Batcher closed\"");
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"join", "async"})
+  void itemAClosingBatcherGaveUpOnInsideTheSink_isNotAnswered503_sinceItMayBeWritten(String way) throws Exception {
+    try (ConfigurableApplicationContext context = start("ringbatch.web.overload-mapping.enabled=true")) {
+      OverloadApplication app = context.getBean(OverloadApplication.class);
+      CompletableFuture<HttpResponse<String>> answer = client.sendAsync(request(context, "/" + way + "/7"),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(app.inSink.await(10, TimeUnit.SECONDS)).isTrue(); // item 7's batch waits inside the sink
+
+      CloseReport report = orders(context).close(Duration.ofMillis(100)); // gives up on it there
+      HttpResponse<String> response = answer.get(20, TimeUnit.SECONDS);
+      app.gate.countDown();
+
+      assertThat(report.drained()).isFalse();
+      assertThat(response.statusCode()).isEqualTo(500);
+      assertThat(response.headers().firstValue("Retry-After")).isEmpty();
     }
   }
 
@@ -101,9 +122,12 @@ class BatcherOverloadExceptionHandlerTest {
   }
 
   private HttpResponse<String> get(ConfigurableApplicationContext context, String path) throws Exception {
+    return client.send(request(context, path), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static HttpRequest request(ConfigurableApplicationContext context, String path) {
     String port = context.getEnvironment().getProperty("local.server.port");
-    HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-        .timeout(Duration.ofSeconds(10)).build();
-    return client.send(request, HttpResponse.BodyHandlers.ofString());
+    return HttpRequest.newBuilder(URI.create("http://localhost:" + port + path)).timeout(Duration.ofSeconds(20))
+        .build();
   }
 }

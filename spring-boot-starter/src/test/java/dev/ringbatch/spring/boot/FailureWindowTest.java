@@ -64,6 +64,25 @@ class FailureWindowTest {
   }
 
   @Test
+  void aWindowOfCenturies_countsTheFailuresInIt() {
+    runner.withPropertyValues("ringbatch.health.failure-window=106752d").run(context -> {
+      BatcherHealthIndicator health = new BatcherHealthIndicator(context.getBean(BatcherFactory.class),
+          context.getBean(BatcherLifecycle.class), context.getBean(BatcherProperties.class).getHealth(),
+          System::nanoTime);
+      Batcher<Integer, Void> orders = context.getBean(BatcherFactory.class).create("orders",
+          (Batch<Integer, Void> batch) -> {
+            throw new IllegalStateException("database down");
+          });
+      for (int i = 0; i < 3; i++) {
+        orders.submit(i).handle((v, e) -> null).get(10, TimeUnit.SECONDS);
+      }
+      Health down = health.health();
+      assertThat(detail(down)).containsEntry("recentItems", 3L).containsEntry("recentFailureRatio", 1.0);
+      assertThat(down.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+    });
+  }
+
+  @Test
   void window_unitDefaultsToSeconds() {
     runner.withPropertyValues("ringbatch.health.failure-window=20")
         .run(context -> assertThat(context.getBean(BatcherProperties.class).getHealth().getFailureWindow())

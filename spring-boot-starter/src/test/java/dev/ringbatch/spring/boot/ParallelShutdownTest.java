@@ -100,6 +100,25 @@ class ParallelShutdownTest {
   }
 
   @Test
+  void shutdown_aBudgetOfCenturies_stillDrains() {
+    List<Integer> rows = new CopyOnWriteArrayList<>();
+    List<CompletableFuture<Void>> futures = new ArrayList<>();
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(BatcherAutoConfiguration.class))
+        .withPropertyValues("ringbatch.shutdown-timeout=106752d", "ringbatch.batchers.orders.linger=1h",
+            "ringbatch.batchers.orders.max-batch-size=8")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          Batcher<Integer, Void> orders = context.getBean(BatcherFactory.class)
+              .create("orders", BatchSink.noResult(rows::addAll));
+          futures.add(orders.submit(1)); // lingers: only the shutdown's close writes it
+        });
+
+    assertThat(futures).singleElement().satisfies(f -> assertThat(f).isCompleted().isNotCompletedExceptionally());
+    assertThat(rows).containsExactly(1);
+  }
+
+  @Test
   void shutdown_hungNewerBatcher_delaysAnOlderOne_butLeavesItItsCloseTimeout() throws Exception {
     HealthyIdleHung app = new HealthyIdleHung();
     List<CompletableFuture<Void>> healthyFutures = new ArrayList<>();

@@ -150,6 +150,34 @@ class ShardsScopesAndCustomizersTest {
         .message().doesNotContain("ringbatch.defaults.ring-size").doesNotContain("'(customizer)'");
   }
 
+  @Test
+  void customizersLingerAgainstAnAdaptiveProperty_errorBlamesTheCustomizer_notTheRingSizeSet() {
+    BatcherProperties properties = new BatcherProperties();
+    BatcherProperties.Settings orders = new BatcherProperties.Settings();
+    orders.setRingSize(1024);
+    orders.setAdaptive(dev.ringbatch.Adaptive.Goal.THROUGHPUT);
+    properties.getBatchers().put("orders", orders);
+    assertThatThrownBy(() -> new BatcherFactory(properties,
+            List.of(BatcherConfigCustomizer.of("orders", b -> b.linger(Duration.ofMillis(5))))))
+        .hasMessageStartingWith("the BatcherConfigCustomizer of batcher 'orders' made an invalid configuration")
+        .hasMessageContaining("cannot be set with adaptive")
+        .message().doesNotContain("ring-size");
+  }
+
+  @Test
+  void lingerWithAdaptive_andABatchOverTheRing_allProperties_errorNamesTheRuleThatFailed() {
+    BatcherProperties properties = new BatcherProperties();
+    BatcherProperties.Settings orders = new BatcherProperties.Settings();
+    orders.setRingSize(64);
+    orders.setMaxBatchSize(128);
+    orders.setLinger(Duration.ofMillis(5));
+    orders.setAdaptive(dev.ringbatch.Adaptive.Goal.THROUGHPUT);
+    properties.getBatchers().put("orders", orders);
+    assertThatThrownBy(() -> new BatcherFactory(properties, List.of()))
+        .hasMessageContaining("maxBatchSize (128) must not exceed ringSize (64)")
+        .message().doesNotContain("linger");
+  }
+
   private static final class ClosingSink implements BatchSink<Integer, Void>, AutoCloseable {
     private final AtomicBoolean closed;
 

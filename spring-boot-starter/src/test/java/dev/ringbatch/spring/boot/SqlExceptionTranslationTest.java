@@ -21,7 +21,9 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.http.ProblemDetail;
 import org.springframework.jdbc.support.SQLExceptionTranslator;
+import org.springframework.web.method.annotation.ExceptionHandlerMethodResolver;
 
 /**
  * With Spring JDBC on the class path, a sink's SQLExceptions reach the callers as Spring's DataAccessExceptions,
@@ -148,6 +150,34 @@ class SqlExceptionTranslationTest {
       assertThat(failure(batcher.submit(1))).isSameAs(lost);
       assertThat(lost.getSuppressed()).containsExactly(broken);
     });
+  }
+
+  @Test
+  void duplicateKeyAfterAnAttemptWhoseOutcomeIsUnknown_isNotAnsweredAsAConflict() {
+    AtomicInteger attempts = new AtomicInteger();
+    runner.withBean(BatcherConfigCustomizer.class, () -> BatcherConfigCustomizer.of("replayed",
+            b -> b.retryPolicy(RetryPolicy.builder().maxAttempts(2).initialBackoff(Duration.ofMillis(1)).build())))
+        .run(context -> {
+          Batcher<Integer, Void> batcher = context.getBean(BatcherFactory.class).create("replayed",
+              (Batch<Integer, Void> batch) -> {
+                if (attempts.incrementAndGet() == 1) { // the first attempt may have stored the row
+                  throw new OutcomeUnknownException("the reply to COMMIT was lost", null, true);
+                }
+                batch.fail(0, DUPLICATE); // and the retry meets a row of that key: perhaps its own
+              });
+
+          Throwable failure = failure(batcher.submit(1));
+          assertThat(failure).isInstanceOf(OutcomeUnknownException.class)
+              .hasCauseInstanceOf(DuplicateKeyException.class);
+          // Spring MVC matches handlers on causes: the data-access mapping is the one it picks, and says "unknown".
+          assertThat(new ExceptionHandlerMethodResolver(BatcherDataAccessExceptionHandler.class)
+              .resolveMethodByThrowable(failure)).isNotNull();
+          var answer = new BatcherDataAccessExceptionHandler().constraintViolated((Exception) failure);
+          assertThat(answer.getStatusCode().value()).isEqualTo(500);
+          assertThat(answer.getBody()).isNotNull().extracting(ProblemDetail::getTitle).isEqualTo("Outcome unknown");
+          assertThat(new BatcherDataAccessExceptionHandler().constraintViolated(
+              new DuplicateKeyException("duplicate", DUPLICATE)).getStatusCode().value()).isEqualTo(409);
+        });
   }
 
   private static Throwable failure(CompletableFuture<?> future) throws InterruptedException {

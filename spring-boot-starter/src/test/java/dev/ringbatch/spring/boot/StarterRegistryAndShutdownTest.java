@@ -303,6 +303,17 @@ class StarterRegistryAndShutdownTest {
         });
   }
 
+  /** block-without-timeout=false written out on a batcher, its default, leaves the defaults' submit-timeout. */
+  @Test
+  void blockWithoutTimeout_falseOnTheBatcher_keepsTheSubmitTimeoutOfTheDefaults() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(BatcherAutoConfiguration.class))
+        .withPropertyValues("ringbatch.defaults.submit-timeout=2s",
+            "ringbatch.batchers.a.block-without-timeout=false")
+        .run(context -> assertThat(context.getBean(BatcherFactory.class).config("a").submitTimeout())
+            .isEqualTo(Duration.ofSeconds(2)));
+  }
+
   /** One sink write in progress is one active task of ringbatch.batch.write.active, not two. */
   @Configuration(proxyBeanMethods = false)
   static class SlowOrders {

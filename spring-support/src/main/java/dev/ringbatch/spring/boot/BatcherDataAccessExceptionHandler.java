@@ -17,8 +17,10 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * constraints and values), which is logged at {@code DEBUG} with the exception. The exceptions come from
  * {@link SqlExceptionTranslatingSinkDecorator}, or from a {@code JdbcTemplate}; like
  * {@link BatcherOverloadExceptionHandler} they are found as the cause of a {@code CompletionException},
- * {@code ExecutionException} or {@code BatchWriteException} ({@code submitAndWait}). Any other failure is
- * left to the application (a 500 by default); {@code 503} stays the answer to overload only. Registered by
+ * {@code ExecutionException} or {@code BatchWriteException} ({@code submitAndWait}); as the cause of an
+ * {@code OutcomeUnknownException} (the core's verdict after a retry that followed an attempt whose outcome is
+ * unknown: the stored row may be the item's own) the answer is {@code 500} "Outcome unknown", as the
+ * overload mapping gives. Any other failure is left to the application (a 500 by default); {@code 503} stays the answer to overload only. Registered by
  * {@link BatcherWebMvcAutoConfiguration} when {@code ringbatch.web.data-access-mapping.enabled=true}. Called on
  * the request's thread; stateless.
  */
@@ -28,6 +30,9 @@ public class BatcherDataAccessExceptionHandler {
 
   @ExceptionHandler(DataIntegrityViolationException.class)
   public ResponseEntity<ProblemDetail> constraintViolated(Exception exception) {
+    if (BatcherOverloadExceptionHandler.mayBeWritten(exception)) {
+      return BatcherOverloadExceptionHandler.outcomeUnknown(exception); // an earlier attempt may have stored it
+    }
     boolean duplicate = BatcherOverloadExceptionHandler.inChain(exception, DuplicateKeyException.class) != null;
     // 422 by value: Spring 7 calls it UNPROCESSABLE_CONTENT, Spring 6.2 (Boot 3) UNPROCESSABLE_ENTITY.
     HttpStatus status = duplicate ? HttpStatus.CONFLICT : HttpStatus.valueOf(422);

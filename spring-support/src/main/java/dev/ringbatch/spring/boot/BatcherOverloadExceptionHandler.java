@@ -2,6 +2,7 @@ package dev.ringbatch.spring.boot;
 
 import dev.ringbatch.BatcherClosedException;
 import dev.ringbatch.BatcherFullException;
+import dev.ringbatch.OutcomeUnknownException;
 import java.time.Duration;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -26,7 +27,12 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * {@code CompletableFuture} needs nothing more: Spring MVC unwraps a {@code CompletionException} from an async
  * result and matches exception handlers on causes. An advice of the application's ordered before this one (any
  * advice without {@code @Order} declared before the auto-configuration runs) with a catch-all
- * {@code @ExceptionHandler(Exception.class)} takes precedence. Called on the request's thread; stateless.
+ * {@code @ExceptionHandler(Exception.class)} takes precedence. An item that may have been written (abandoned by a
+ * close while its batch was inside the sink, or failed with an {@link OutcomeUnknownException}) is answered
+ * {@code 500} with the title "Outcome unknown" and no {@code Retry-After}: a {@code 503} invites a retry, which
+ * could write it twice, and left to Spring MVC's default handling such an exception may be taken for a client that
+ * went away (a lost database reply carries an {@code EOFException}) and answered with an empty {@code 200}. Called
+ * on the request's thread; stateless.
  */
 @RestControllerAdvice
 public class BatcherOverloadExceptionHandler {
@@ -40,8 +46,11 @@ public class BatcherOverloadExceptionHandler {
     this.retryAfterSeconds = Long.toString(seconds);
   }
 
-  @ExceptionHandler({BatcherFullException.class, BatcherClosedException.class})
+  @ExceptionHandler({BatcherFullException.class, BatcherClosedException.class, OutcomeUnknownException.class})
   public ResponseEntity<ProblemDetail> overloaded(Exception exception) {
+    if (mayBeWritten(exception)) {
+      return outcomeUnknown(exception);
+    }
     Throwable refusal = refusal(exception);
     ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, refusal.getMessage());
     problem.setTitle(refusal instanceof BatcherFullException ? "Batcher full" : "Batcher closed");
@@ -61,6 +70,25 @@ public class BatcherOverloadExceptionHandler {
     Throwable full = inChain(exception, BatcherFullException.class);
     Throwable closed = inChain(exception, BatcherClosedException.class);
     return full != null ? full : closed != null ? closed : exception;
+  }
+
+  /** The answer to a request whose item may or may not have been written: never one that invites a retry. */
+  static ResponseEntity<ProblemDetail> outcomeUnknown(Throwable exception) {
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.INTERNAL_SERVER_ERROR, "the item may or may"
+        + " not have been written: look it up before sending it again");
+    problem.setTitle("Outcome unknown");
+    LOG.warn("answered 500, outcome unknown: " + exception);
+    return ResponseEntity.status(HttpStatus.INTERNAL_SERVER_ERROR).body(problem);
+  }
+
+  /**
+   * Whether the cause chain of {@code exception} says the item may have been written: an
+   * {@link OutcomeUnknownException}, or a close that gave up on the item inside the sink. Such an item must not
+   * be answered with a status that invites the client to send it again.
+   */
+  static boolean mayBeWritten(Throwable exception) {
+    BatcherClosedException closed = inChain(exception, BatcherClosedException.class);
+    return inChain(exception, OutcomeUnknownException.class) != null || (closed != null && closed.isOutcomeUnknown());
   }
 
   /**

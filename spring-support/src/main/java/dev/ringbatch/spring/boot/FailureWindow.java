@@ -45,7 +45,8 @@ final class FailureWindow implements StatsRecorder {
    */
   FailureWindow(Duration window, LongSupplier nanoTime) {
     this.nanoTime = nanoTime;
-    this.bucketNanos = Math.max(1, window.toNanos() / BUCKETS);
+    Duration taken = window.compareTo(ParallelCloser.LONGEST) < 0 ? window : ParallelCloser.LONGEST; // no overflow
+    this.bucketNanos = Math.max(1, taken.toNanos() / BUCKETS);
     Arrays.fill(epochs, EMPTY);
   }
 

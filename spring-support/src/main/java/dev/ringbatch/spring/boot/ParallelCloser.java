@@ -23,6 +23,8 @@ import org.apache.commons.logging.LogFactory;
 final class ParallelCloser {
   /** Beyond the budget: a core close returns within its timeout plus a short hand-over grace (of shards too). */
   static final Duration GRACE = Duration.ofSeconds(1);
+  /** The longest budget taken as given (about 73 years): a deadline in nanoTime must not overflow. */
+  static final Duration LONGEST = Duration.ofNanos(Long.MAX_VALUE / 4);
 
   private static final Log LOG = LogFactory.getLog(ParallelCloser.class);
 
@@ -34,7 +36,8 @@ final class ParallelCloser {
 
   private ParallelCloser() {}
 
-  static void closeAll(List<? extends Batcher<?, ?>> newestFirst, Duration budget, Close close) {
+  static void closeAll(List<? extends Batcher<?, ?>> newestFirst, Duration anyBudget, Close close) {
+    Duration budget = min(anyBudget, LONGEST); // a longer one would overflow the deadline: it waits as long
     long deadline = System.nanoTime() + budget.toNanos();
     List<Thread> closers = new ArrayList<>(newestFirst.size());
     List<CompletableFuture<Void>> closed = new ArrayList<>(newestFirst.size());

@@ -144,6 +144,65 @@ final class PropertiesConfigMapper {
    */
   BatcherConfig config(String prefix, @Nullable Settings own, @Nullable String name,
       @Nullable Settings defaults) {
+    BatcherConfig.Builder builder = fromProperties(prefix, own, name, defaults);
+    boolean customized = false;
+    if (name != null) {
+      for (BatcherConfigCustomizer customizer : customizers) {
+        if (customizer.name().equals(name)) {
+          customizer.customize(builder);
+          customized = true;
+        }
+      }
+    }
+    try {
+      return builder.build();
+    } catch (IllegalStateException e) {
+      if (customized && buildsWithoutCustomizers(prefix, own, name, defaults)) {
+        throw new IllegalStateException("the BatcherConfigCustomizer of batcher '" + name + "' made an invalid"
+            + " configuration: " + e.getMessage(), e);
+      }
+      throw blame(prefix, own, name, defaults, e);
+    }
+  }
+
+  private boolean buildsWithoutCustomizers(String prefix, @Nullable Settings own, @Nullable String name,
+      @Nullable Settings defaults) {
+    try {
+      fromProperties(prefix, own, name, defaults).build();
+      return true;
+    } catch (IllegalStateException e) {
+      return false;
+    }
+  }
+
+  /** The properties' refusal of a configuration they alone make invalid: the key of the rule that failed. */
+  private RuntimeException blame(String prefix, @Nullable Settings own, @Nullable String name,
+      @Nullable Settings defaults, IllegalStateException e) {
+    Duration linger = valueOf(own, defaults, Settings::getLinger);
+    if (String.valueOf(e.getMessage()).startsWith("linger (") && linger != null) {
+      return new InvalidConfigurationPropertyValueException(lastSet(prefix, own, "linger", Settings::getLinger),
+          linger, e.getMessage()); // an adaptive batcher chooses its own linger
+    }
+    // maxBatchSize > ringSize: blame the one the user set, or of the two the one from the source that takes
+    // precedence (a ring size on the command line over a batch size from application.yml), with its value
+    Object batch = valueOf(own, defaults, Settings::getMaxBatchSize);
+    Object ring = valueOf(own, defaults, Settings::getRingSize);
+    String batchProperty = lastSet(prefix, own, "max-batch-size", Settings::getMaxBatchSize);
+    String ringProperty = lastSet(prefix, own, "ring-size", Settings::getRingSize);
+    boolean blameBatch = batch != null
+        && (ring == null || precedence.winner(batchProperty, ringProperty).equals(batchProperty));
+    String property = blameBatch ? batchProperty : ringProperty;
+    Object value = blameBatch ? batch : ring;
+    if (value == null) { // neither is a property: a customizer set them
+      return new IllegalStateException("the BatcherConfigCustomizer of batcher '" + name + "' made an invalid"
+          + " configuration: " + e.getMessage(), e);
+    }
+    return new InvalidConfigurationPropertyValueException(property, value, e.getMessage());
+  }
+
+  /** The builder of {@code prefix} from the properties alone: the defaults (if given), then {@code own}. */
+  private BatcherConfig.Builder fromProperties(String prefix, @Nullable Settings own, @Nullable String name,
+      @Nullable Settings defaults) {
     BatcherConfig.Builder builder = BatcherConfig.builder();
     RetryPolicy.Builder retry = RetryPolicy.builder();
     boolean retrySet = false;
@@ -154,6 +213,10 @@ final class PropertiesConfigMapper {
     if (own != null) {
       apply(builder, prefix, own);
       retrySet |= apply(retry, prefix + ".retry", own.getRetry());
+      if (Boolean.FALSE.equals(own.getBlockWithoutTimeout()) && own.getSubmitTimeout() == null && defaults != null
+          && Boolean.TRUE.equals(defaults.getBlockWithoutTimeout())) {
+        builder.submitTimeout(BatcherConfig.ofDefaults().submitTimeout()); // undoes the true of ringbatch.defaults
+      }
     }
     applyAdaptive(builder, prefix, own, defaults);
     if (retrySet) {
@@ -173,37 +236,7 @@ final class PropertiesConfigMapper {
     if (name != null && valueOf(own, defaults, Settings::getConsumerThread) == ConsumerThread.VIRTUAL) {
       builder.threadFactory(VirtualThreads.factory("ringbatch-" + name + "-"));
     }
-    if (name != null) {
-      for (BatcherConfigCustomizer customizer : customizers) {
-        if (customizer.name().equals(name)) {
-          customizer.customize(builder);
-        }
-      }
-    }
-    try {
-      return builder.build();
-    } catch (IllegalStateException e) {
-      Duration linger = valueOf(own, defaults, Settings::getLinger);
-      if (linger != null && !linger.isZero() && valueOf(own, defaults, Settings::getAdaptive) != null) {
-        throw new InvalidConfigurationPropertyValueException(lastSet(prefix, own, "linger", Settings::getLinger),
-            linger, e.getMessage()); // an adaptive batcher chooses its own linger
-      }
-      // maxBatchSize > ringSize: blame the one the user set, or of the two the one from the source that takes
-      // precedence (a ring size on the command line over a batch size from application.yml), with its value
-      Object batch = valueOf(own, defaults, Settings::getMaxBatchSize);
-      Object ring = valueOf(own, defaults, Settings::getRingSize);
-      String batchProperty = lastSet(prefix, own, "max-batch-size", Settings::getMaxBatchSize);
-      String ringProperty = lastSet(prefix, own, "ring-size", Settings::getRingSize);
-      boolean blameBatch = batch != null
-          && (ring == null || precedence.winner(batchProperty, ringProperty).equals(batchProperty));
-      String property = blameBatch ? batchProperty : ringProperty;
-      Object value = blameBatch ? batch : ring;
-      if (value == null) { // neither is a property: a customizer set them
-        throw new IllegalStateException("the BatcherConfigCustomizer of batcher '" + name + "' made an invalid"
-            + " configuration: " + e.getMessage(), e);
-      }
-      throw new InvalidConfigurationPropertyValueException(property, value, e.getMessage());
-    }
+    return builder;
   }
 
   /**
@@ -247,8 +280,6 @@ final class PropertiesConfigMapper {
                 + prefix + ".submit-timeout");
       }
       b.submitTimeout(BatcherConfig.NO_TIMEOUT);
-    } else if (Boolean.FALSE.equals(s.getBlockWithoutTimeout()) && s.getSubmitTimeout() == null) {
-      b.submitTimeout(BatcherConfig.ofDefaults().submitTimeout()); // undoes a true in ringbatch.defaults
     }
     set(prefix + ".wait-mode", s.getWaitMode(), b::waitMode);
     set(prefix + ".close-timeout", s.getCloseTimeout(), b::closeTimeout);
