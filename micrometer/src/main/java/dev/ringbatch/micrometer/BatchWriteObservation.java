@@ -109,10 +109,10 @@ public final class BatchWriteObservation {
     V result;
     try {
       result = write.run();
-    } catch (Exception | Error e) {
+    } catch (Throwable e) { // a sink may throw a Throwable that is neither (Kotlin): the observation ends all the same
       close(registry, scope, previous); // the scope closes before the observation stops, as Micrometer asks
       stop(observation, "failure", e);
-      throw e;
+      throw BatchWriteObservation.<Exception>sneaky(e);
     }
     close(registry, scope, previous);
     return result;
@@ -130,6 +130,12 @@ public final class BatchWriteObservation {
     if (registry.getCurrentObservationScope() != previous) {
       registry.setCurrentObservationScope(previous);
     }
+  }
+
+  /** Rethrows {@code t} as it is, whatever its type (a sink's own throwable goes on to the batcher unchanged). */
+  @SuppressWarnings("unchecked")
+  private static <X extends Throwable> X sneaky(Throwable t) throws X {
+    throw (X) t;
   }
 
   /** A sink's {@code write}. */
@@ -175,14 +181,14 @@ public final class BatchWriteObservation {
   private static <V> @Nullable V guarded(String step, Supplier<V> action) {
     try {
       return action.get();
-    } catch (RuntimeException | Error e) {
-      if (e instanceof VirtualMachineError) {
-        throw e; // out of memory: not the handler's doing, and not for us to hide
+    } catch (Throwable e) { // a handler in Kotlin, or with @SneakyThrows, may throw a checked exception too
+      if (e instanceof VirtualMachineError vm) {
+        throw vm; // out of memory: not the handler's doing, and not for us to hide
       }
       try {
         LOG.log(System.Logger.Level.WARNING, step + " the observation " + NAME + " failed; the batch is not"
             + " affected", e);
-      } catch (RuntimeException ignored) {
+      } catch (Throwable ignored) {
         // the logging backend is user code too
       }
       return null;

@@ -221,7 +221,7 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     gauge(registry, "inflight", "Items accepted and not yet written, failed or abandoned",
         b -> b.stats().inFlight());
     gauge(registry, "limits.batch.size", "The batch size limit in force", b -> b.limits().maxBatchSize());
-    meters.add(Gauge.builder(PREFIX + "limits.linger", batcher, b -> b.limits().linger().toNanos() / 1e9)
+    meters.add(Gauge.builder(PREFIX + "limits.linger", batcher, b -> seconds(b.limits().linger()))
         .description("The linger in force").baseUnit("seconds").tags(tags).register(registry));
     DistributionSummary sizes = DistributionSummary.builder(PREFIX + "batch.size")
         .description("Items per batch handed to the sink").baseUnit("items").tags(tags)
@@ -399,5 +399,10 @@ public final class BatcherMetrics implements MeterBinder, AutoCloseable {
     public void recordClosed(CloseReport report) {
       closed();
     }
+  }
+
+  /** A duration in seconds, for any duration (toNanos() throws past about 292 years: a linger of FOREVER). */
+  private static double seconds(java.time.Duration d) {
+    return d.getSeconds() + d.getNano() / 1e9;
   }
 }

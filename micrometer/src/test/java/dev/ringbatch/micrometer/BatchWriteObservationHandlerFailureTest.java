@@ -178,4 +178,60 @@ class BatchWriteObservationHandlerFailureTest {
         .containsExactlyElementsOf(first.opened);
     assertThat(first.stopped).hasSize(1);
   }
+
+  /** A handler in Kotlin (or with Lombok's @SneakyThrows) can throw a checked exception the compiler never saw. */
+  @Test
+  void aHandlerThrowingACheckedExceptionOnStop_theBatchIsWrittenOnce_andItsItemSucceeds() throws Exception {
+    ObservationRegistry registry = ObservationRegistry.create();
+    registry.observationConfig().observationHandler(new ObservationHandler<>() {
+      @Override
+      public void onStop(Observation.Context context) {
+        BatchWriteObservationHandlerFailureTest.<RuntimeException>sneakyThrow(new java.io.IOException("exporter down"));
+      }
+
+      @Override
+      public boolean supportsContext(Observation.@Nullable Context context) {
+        return true;
+      }
+    });
+    AtomicInteger writes = new AtomicInteger();
+    BatchSink<Integer, String> sink = batch -> {
+      writes.incrementAndGet();
+      batch.completeRemaining("stored");
+    };
+    BatcherConfig config = BatcherConfig.builder().maxBatchSize(1)
+        .retryPolicy(RetryPolicy.builder().maxAttempts(2).initialBackoff(Duration.ofMillis(1)).build()).build();
+    try (Batcher<Integer, String> batcher = Batcher.of("orders", config,
+        BatchWriteObservation.observe(registry, "orders", sink))) {
+      assertThat(batcher.submit(1)).succeedsWithin(WAIT).isEqualTo("stored");
+    }
+    assertThat(writes).hasValue(1);
+  }
+
+  /** A sink in Kotlin may throw a Throwable that is neither an Exception nor an Error: its observation still ends. */
+  @Test
+  void aSinkThrowingABareThrowable_itsObservationIsStopped_andTheNextBatchHasNoParent() throws Exception {
+    ObservationRegistry registry = ObservationRegistry.create();
+    RecordingObservationHandler recording = new RecordingObservationHandler();
+    registry.observationConfig().observationHandler(recording);
+    BatchSink<Integer, String> sink = batch -> {
+      if (batch.item(0) == 1) {
+        BatchWriteObservationHandlerFailureTest.<RuntimeException>sneakyThrow(new Throwable("refused") { });
+      }
+      batch.completeRemaining("stored");
+    };
+    try (Batcher<Integer, String> batcher = Batcher.of("orders", BatcherConfig.builder().maxBatchSize(1).build(),
+        BatchWriteObservation.observe(registry, "orders", sink))) {
+      assertThat(batcher.submit(1)).failsWithin(WAIT);
+      assertThat(batcher.submit(2)).succeedsWithin(WAIT).isEqualTo("stored");
+    }
+    assertThat(recording.started).hasSize(2);
+    assertThat(recording.stopped).containsExactlyElementsOf(recording.started);
+    assertThat(recording.started.get(1).getParentObservation()).as("the second batch's parent").isNull();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <X extends Throwable> void sneakyThrow(Throwable t) throws X {
+    throw (X) t;
+  }
 }

@@ -84,6 +84,14 @@ class BatcherMetricsTest {
   }
 
   @Test
+  void lingerGauge_readsALingerOfForever_inSeconds_notNaN() {
+    Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start(64));
+    b.setLimits(BatchLimits.of(32, BatchLimits.NO_BYTE_LIMIT, java.time.temporal.ChronoUnit.FOREVER.getDuration()));
+    assertThat(registry.get("ringbatch.limits.linger").gauge().value()).as("linger %s", b.limits().linger())
+        .isNotNaN().isGreaterThan(1e9); // decades, as the core keeps it
+  }
+
+  @Test
   void rejections_countedByReason_andRingGaugeSeesTheBacklog() throws Exception {
     Batcher<Integer, Void> b = BatcherMetrics.monitor(registry, start(4));
     b.submit(1000); // holds the consumer at the gate
