@@ -8,42 +8,26 @@ import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The controller of {@link Adaptive} limits: chooses the linger and the batch size the
- * consumer uses, from what it measures. Consumer thread only, except {@link #published()} and
- * {@link #asyncWritten}; no allocation per batch.
+ * The controller of {@link Adaptive} limits: chooses the linger and the batch size the consumer uses, from what
+ * it measures. Consumer thread only, except {@link #published()} and {@link #asyncWritten}; no allocation per
+ * batch. The whole design, with the reasons and the figures behind each rule: docs/architecture.md, "Adaptive
+ * limits: the controller".
  *
- * <p><b>What it measures.</b> Time is the batcher's ticker, read by the consumer. Every batch handed to the
- * writer counts towards an {@link Epoch} (at least {@value Epoch#MIN_BATCHES} batches and 2 ms): its items per
- * second, its items' round trips (latency mode: from the publish stamp to the write's end) and the sink's cost,
- * fitted as {@code F + c * n} ({@link WriteCostFit}).
+ * <p><b>Measures</b> per {@link Epoch} (at least {@value Epoch#MIN_BATCHES} batches and 2 ms of the batcher's
+ * ticker): items per second, the sink's cost fitted as {@code F + c * n} ({@link WriteCostFit}) and, in latency
+ * mode, each item's round trip from its publish stamp to the write's end.
  *
- * <p><b>How it chooses.</b> What a batch gathers moves on one {@link GatheringLadder}: smaller caps (throughput
- * mode), natural batching, then lingers of 10 µs, 20 µs, 40 µs, ... up to the maximum. It moves by measurement,
- * not by model: from time to time a {@link LingerProbe} tries a rung up or down in epochs interleaved
- * with epochs at the current rung, and it moves only if the candidate carried
- * {@value LingerProbe#GAIN_PERCENT} % more, paired and in all (latency mode: within the target). A probe that
- * fails doubles the wait before the next, up to {@value #MAX_HOLD} epochs, so a rung that clearly does not pay
- * costs two epochs in {@value #MAX_HOLD}; a flat result looks further along next time; a change of regime (the
- * smoothed rate or batch size halved or doubled) brings probes back at once. It probes a linger only where
- * lingering can pay: the fit is reliable, the fixed cost is at least a fifth of a write, and batches hold two
- * items or more; and a smaller cap only where batches would fill it (the mean batch over half the candidate cap)
- * and some batch exceeded it (a probe skips the caps no batch reaches). A smaller cap that no batch reaches any longer (the load
- * fell, or pauses) stays: it binds nothing, the probes upwards still reach natural batching and the first linger,
- * and it is in force when the load comes back. A noisy fit drops the linger (a probe of one too) and stops the
- * probes of lingers, and of smaller sizes in latency mode, which follow the fit; the probes of smaller caps,
- * decided by measured rates alone, go on. Latency mode adds AIMD against the epoch's p99:
- * past the target the linger drops a rung at once (multiplicative: the ladder doubles) and, at no linger, the
- * batch size halves while the fitted write of a full batch exceeds half the target and the fixed cost is under a
- * quarter of it (fewer items per write help only then); under 90 % of it the size grows back by a sixteenth of
- * the cap.
+ * <p><b>Chooses</b> a rung of one {@link GatheringLadder} (smaller caps, natural batching, lingers doubling from
+ * 10 µs), by measurement: a {@link LingerProbe} tries a rung up or down in epochs interleaved with the current
+ * one and moves only on a gain of {@value LingerProbe#GAIN_PERCENT} %, paired and in all. A failed probe doubles
+ * the pause before the next (up to {@value #MAX_HOLD} epochs), a flat one looks further along, a change of regime
+ * (the smoothed rate or batch size halved or doubled) brings probes back at once. Lingers are probed only where
+ * the fit says waiting can pay, smaller caps only where batches would fill them; a noisy fit drops the linger.
+ * Latency mode adds AIMD against the epoch's p99.
  *
- * <p><b>Safety.</b> The caps are never exceeded (the ladder stops at the maximum linger, the size at the
- * configured maxBatchSize). {@link #mayLinger} lets a batch linger only if it follows a write of two items or
- * more closely: the first item after an idle spell, and a lone caller's, are never delayed. The batches right
- * after a change of rung count towards no epoch ({@link Epoch#settleAfterChange}). An epoch the consumer spent
- * partly idle (over 1 ms between writes, nothing published behind the last) is dropped; a probe under way goes on
- * with the next whole epoch (a load that pauses every few batches still completes its probes, and its arms stay
- * paired).
+ * <p><b>Safety.</b> The configured caps are never exceeded. {@link #mayLinger} lets a batch linger only right
+ * after a write of two items or more: the first item after an idle spell, and a lone caller's, are never
+ * delayed. The batches right after a change of rung, and epochs spent partly idle, count towards no epoch.
  */
 public final class AdaptiveLimits {
   static final int MAX_HOLD = 64;
