@@ -40,15 +40,17 @@ public final class JdbcFailures {
    * Whether {@code commit()} failing with {@code e} is the database's refusal of the COMMIT, so that nothing of the
    * transaction is committed: an {@link SQLException} with an SQLState (a deferred constraint, a serialization
    * failure, a deferred trigger's error), on a connection that is not lost. Not a refusal, and so an unknown
-   * outcome: a lost connection; an {@code Error}, a {@code RuntimeException} or an SQLException with no SQLState
+   * outcome: a lost connection (by SQLState, or a JDBC connection exception); an {@code Error}, a {@code RuntimeException} or an SQLException with no SQLState
    * (a wrapper of the connection, or a driver, failing after the COMMIT may have been sent); {@code 40003}
    * (statement completion unknown: CockroachDB's "result is ambiguous"); an internal or system error
    * ({@code XX}, {@code 58}: PostgreSQL may raise one after the commit record); an invalid transaction state
    * ({@code 25}: pgjdbc's own refusal when auto-commit is on, whose statements committed on their own).
    */
   public static boolean commitRefused(Connection c, Throwable e) {
-    if (!(e instanceof SQLException) || connectionLost(c, e)) {
-      return false;
+    if (!(e instanceof SQLException) || e instanceof SQLRecoverableException
+        || e instanceof java.sql.SQLNonTransientConnectionException
+        || e instanceof java.sql.SQLTransientConnectionException || connectionLost(c, e)) {
+      return false; // JDBC's connection exceptions too, whatever their vendor's state (H2's 90067)
     }
     String state = state(e);
     if (state == null || state.length() != 5 || state.equals("40003")) {

@@ -26,6 +26,8 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link JdbcBatchSink} on a HikariCP pool over H2, behind a user's DataSource wrapper whose connection or statement
@@ -169,10 +171,12 @@ class JdbcBatchSinkConnectionErrorsTest {
 
   /**
    * The COMMIT runs and commits, and the driver reports 40003, statement completion unknown (CockroachDB's "result
-   * is ambiguous"): not a refusal, so the callers are told the outcome is unknown, never failed.
+   * is ambiguous"), or a broken connection with a state of its own (H2 over TCP: 90067, as a JDBC connection
+   * exception): not a refusal, so the callers are told the outcome is unknown, never failed.
    */
-  @Test
-  void commitAnswered40003_statementCompletionUnknown_callersAreToldUnknown() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"40003", "90067"})
+  void commitAnsweredWithCompletionUnknownOrABrokenConnection_callersAreToldUnknown(String state) throws Exception {
     AtomicBoolean armed = new AtomicBoolean(true);
     DataSource ambiguous = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
         new Class<?>[] {DataSource.class}, (p, m, a) -> {
@@ -181,7 +185,8 @@ class JdbcBatchSinkConnectionErrorsTest {
               (p2, m2, a2) -> {
                 Object result = invoke(c, m2, a2);
                 if (m2.getName().equals("commit") && armed.getAndSet(false)) {
-                  throw new java.sql.SQLTransactionRollbackException("result is ambiguous", "40003");
+                  throw state.equals("40003") ? new java.sql.SQLTransactionRollbackException("result is ambiguous",
+                      state) : new java.sql.SQLNonTransientConnectionException("connection is broken", state);
                 }
                 return result;
               });

@@ -77,7 +77,7 @@ public final class CoalescingConsumer<T, R> implements Runnable {
   private boolean failedOwnHoldings;
   /**
    * What every flush fails with once the consumer, stopped on a failure of its own, has failed all it held (and
-   * watched its stragglers, and waited for batches other threads were completing); null until then.
+   * waited for batches other threads were completing); null until then.
    */
   private volatile @Nullable BatcherClosedException ownFailure;
   private final FlushWaiters flushWaiters;
@@ -152,16 +152,18 @@ public final class CoalescingConsumer<T, R> implements Runnable {
     if (handOver.state() == HandOver.TAKEN) {
       Thread.interrupted(); // the close's interrupt was for the sink it took over from: not for the factory's code
     }
-    StragglerWatch watch = ownStragglers;
-    if (watch != null) { // after its own user code, as a close's helper does: a late item fails here, on this thread
-      StragglerWatch.watchAll(List.of(watch));
-    }
     if (failedOwnHoldings) { // no close will tell the flushes: every item before them has failed, or is failing
       writer.awaitCompletions(System.nanoTime() + PublishWait.MAX_NANOS); // batches settled on other threads
       BatcherClosedException failure = new BatcherClosedException(name, ring.getBufferSize(), true, closeDescription
           + " the items it held failed");
       ownFailure = failure;
-      flushWaiters.completeAll(failure); // a flush() from now on fails at once (it reads ownFailure after waiting)
+      // A flush() from now on fails at once (it reads ownFailure after waiting); before the stragglers' watch, which
+      // may wait for a producer that never publishes, as a close fails its flushes before its watch
+      flushWaiters.completeAll(failure);
+    }
+    StragglerWatch watch = ownStragglers;
+    if (watch != null) { // after its own user code, as a close's helper does: a late item fails here, on this thread
+      StragglerWatch.watchAll(List.of(watch));
     }
   }
 

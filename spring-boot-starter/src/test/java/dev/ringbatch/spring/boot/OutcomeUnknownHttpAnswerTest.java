@@ -12,6 +12,7 @@ import java.net.http.HttpResponse;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
@@ -80,9 +81,17 @@ class OutcomeUnknownHttpAnswerTest {
   @ValueSource(strings = {"/closed-async", "/closed-join", "/unknown-join"})
   void itemWhoseOutcomeIsUnknown_afterALostDatabaseReply_isA500_neverARetryNorAnEmpty200(String path)
       throws Exception {
+    answers500(path, "ringbatch.web.overload-mapping.enabled=true", "ringbatch.web.data-access-mapping.enabled=true");
+  }
+
+  @Test
+  void itemWhoseOutcomeIsUnknown_withTheDataAccessMappingAlone_isA500_neverAnEmpty200() throws Exception {
+    answers500("/unknown-join", "ringbatch.web.data-access-mapping.enabled=true");
+  }
+
+  private static void answers500(String path, String... mappings) throws Exception {
     try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class)
-        .properties("server.port=0", "ringbatch.web.overload-mapping.enabled=true",
-            "ringbatch.web.data-access-mapping.enabled=true").run()) {
+        .properties("server.port=0").properties(mappings).run()) {
       String port = context.getEnvironment().getProperty("local.server.port");
       HttpResponse<String> response = HttpClient.newHttpClient().send(
           HttpRequest.newBuilder(URI.create("http://localhost:" + port + path)).timeout(Duration.ofSeconds(10))

@@ -1,5 +1,6 @@
 package dev.ringbatch.spring.boot;
 
+import dev.ringbatch.OutcomeUnknownException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.dao.DataIntegrityViolationException;
@@ -20,7 +21,8 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * {@code ExecutionException} or {@code BatchWriteException} ({@code submitAndWait}); as the cause of an
  * {@code OutcomeUnknownException} (the core's verdict after a retry that followed an attempt whose outcome is
  * unknown: the stored row may be the item's own) the answer is {@code 500} "Outcome unknown", as the
- * overload mapping gives. Any other failure is left to the application (a 500 by default); {@code 503} stays the answer to overload only. Registered by
+ * overload mapping gives, and so is an {@code OutcomeUnknownException} itself (left to Spring MVC 7.0 or 6.2, the
+ * chain of a lost database reply, which holds an {@code EOFException}, is answered with an empty {@code 200}). Any other failure is left to the application (a 500 by default); {@code 503} stays the answer to overload only. Registered by
  * {@link BatcherWebMvcAutoConfiguration} when {@code ringbatch.web.data-access-mapping.enabled=true}. Called on
  * the request's thread; stateless.
  */
@@ -28,7 +30,7 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 public class BatcherDataAccessExceptionHandler {
   private static final Log LOG = LogFactory.getLog(BatcherDataAccessExceptionHandler.class);
 
-  @ExceptionHandler(DataIntegrityViolationException.class)
+  @ExceptionHandler({DataIntegrityViolationException.class, OutcomeUnknownException.class})
   public ResponseEntity<ProblemDetail> constraintViolated(Exception exception) {
     if (BatcherOverloadExceptionHandler.mayBeWritten(exception)) {
       return BatcherOverloadExceptionHandler.outcomeUnknown(exception); // an earlier attempt may have stored it
