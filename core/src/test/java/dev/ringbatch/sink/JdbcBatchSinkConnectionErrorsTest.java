@@ -63,6 +63,11 @@ class JdbcBatchSinkConnectionErrorsTest {
    * connection back), setAutoCommit does not run.
    */
   private DataSource wrapped(String method, AtomicBoolean armed) {
+    return wrapped(method, armed, () -> new AssertionError(method + " (a wrapper's assertion)"));
+  }
+
+  /** As {@link #wrapped(String, AtomicBoolean)}, {@code method} throwing what {@code thrown} makes. */
+  private DataSource wrapped(String method, AtomicBoolean armed, java.util.function.Supplier<Throwable> thrown) {
     return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
         (p, m, a) -> {
           if (!m.getName().equals("getConnection")) {
@@ -73,7 +78,7 @@ class JdbcBatchSinkConnectionErrorsTest {
               (p2, m2, a2) -> {
                 if (method.equals("Connection.setAutoCommit") && m2.getName().equals("setAutoCommit")
                     && armed.getAndSet(false)) {
-                  throw new AssertionError(method + " (a wrapper's assertion)");
+                  throw thrown.get();
                 }
                 Object result = invoke(c, m2, a2);
                 if (result instanceof PreparedStatement ps) {
@@ -81,13 +86,13 @@ class JdbcBatchSinkConnectionErrorsTest {
                       new Class<?>[] {PreparedStatement.class}, (p3, m3, a3) -> {
                         Object r = invoke(ps, m3, a3);
                         if (method.equals("PreparedStatement." + m3.getName()) && armed.getAndSet(false)) {
-                          throw new AssertionError(method + " (a wrapper's assertion)");
+                          throw thrown.get();
                         }
                         return r;
                       });
                 }
                 if (method.equals("Connection." + m2.getName()) && armed.getAndSet(false)) {
-                  throw new AssertionError(method + " (a wrapper's assertion)");
+                  throw thrown.get();
                 }
                 return result;
               });
@@ -177,20 +182,9 @@ class JdbcBatchSinkConnectionErrorsTest {
   @ParameterizedTest
   @ValueSource(strings = {"40003", "90067"})
   void commitAnsweredWithCompletionUnknownOrABrokenConnection_callersAreToldUnknown(String state) throws Exception {
-    AtomicBoolean armed = new AtomicBoolean(true);
-    DataSource ambiguous = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
-        new Class<?>[] {DataSource.class}, (p, m, a) -> {
-          Connection c = pool.getConnection();
-          return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
-              (p2, m2, a2) -> {
-                Object result = invoke(c, m2, a2);
-                if (m2.getName().equals("commit") && armed.getAndSet(false)) {
-                  throw state.equals("40003") ? new java.sql.SQLTransactionRollbackException("result is ambiguous",
-                      state) : new java.sql.SQLNonTransientConnectionException("connection is broken", state);
-                }
-                return result;
-              });
-        });
+    DataSource ambiguous = wrapped("Connection.commit", new AtomicBoolean(true), () -> state.equals("40003")
+        ? new java.sql.SQLTransactionRollbackException("result is ambiguous", state)
+        : new java.sql.SQLNonTransientConnectionException("connection is broken", state));
     List<Object> told;
     try (Batcher<Long, Integer> batcher = batcher(sink(ambiguous))) {
       told = outcomes(List.of(batcher.submit(1L), batcher.submit(2L), batcher.submit(3L)));
