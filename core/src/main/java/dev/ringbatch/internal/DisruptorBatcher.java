@@ -12,6 +12,7 @@ import dev.ringbatch.AsyncBatchSink;
 import dev.ringbatch.BatchLimits;
 import dev.ringbatch.BatchSink;
 import dev.ringbatch.Batcher;
+import dev.ringbatch.BatcherClosedException;
 import dev.ringbatch.BatcherConfig;
 import dev.ringbatch.BatcherStats;
 import dev.ringbatch.CloseReport;
@@ -286,10 +287,11 @@ public final class DisruptorBatcher<T, R> implements Batcher<T, R> {
             + " completes one of its batches: the flush would wait for that very thread; flush from another thread",
         name);
     CompletableFuture<Void> future = flushWaiters.await(ring.getCursor(), waitStrategy::wake);
+    BatcherClosedException ownFailure = consumer.ownFailure();
     if (closing.report() != null) {
       flushWaiters.completeAll(closing.abandonment()); // the close ended before it could see this waiter
-    } else if (consumer.ownFailure() != null) {
-      flushWaiters.completeAll(consumer.ownFailure()); // the consumer failed on its own, and failed what it held
+    } else if (ownFailure != null) {
+      flushWaiters.completeAll(ownFailure); // the consumer failed on its own, and failed what it held
     }
     return future;
   }

@@ -122,19 +122,22 @@ class JdbcBatchSinkConnectionErrorsTest {
     return ids;
   }
 
-  private static Batcher<Long, Integer> batcher(JdbcBatchSink<Long> sink) {
-    return Batcher.of("hooks", BatcherConfig.builder().ringSize(16).maxBatchSize(3)
-        .linger(Duration.ofSeconds(30)).build(), sink);
-  }
-
-  /** What each of the three callers was told: its result, or the exception. */
-  private static List<Object> outcomes(List<CompletableFuture<Integer>> futures) throws Exception {
+  /**
+   * Rows 1, 2 and 3 submitted as one batch (a batch of three, lingering up to 30 s for all three) and the batcher
+   * closed: what each of the three callers was told, its result or the exception.
+   */
+  private static List<Object> toldForRowsOneTwoThree(JdbcBatchSink<Long> sink) throws Exception {
+    List<CompletableFuture<Integer>> futures;
     List<Object> told = new ArrayList<>();
-    for (CompletableFuture<Integer> f : futures) {
-      try {
-        told.add(f.get(10, TimeUnit.SECONDS));
-      } catch (ExecutionException e) {
-        told.add(e.getCause());
+    try (Batcher<Long, Integer> batcher = Batcher.of("hooks", BatcherConfig.builder().ringSize(16).maxBatchSize(3)
+        .linger(Duration.ofSeconds(30)).build(), sink)) {
+      futures = List.of(batcher.submit(1L), batcher.submit(2L), batcher.submit(3L));
+      for (CompletableFuture<Integer> f : futures) {
+        try {
+          told.add(f.get(10, TimeUnit.SECONDS));
+        } catch (ExecutionException e) {
+          told.add(e.getCause());
+        }
       }
     }
     return told;
@@ -147,10 +150,7 @@ class JdbcBatchSinkConnectionErrorsTest {
   @Test
   void connectionCloseThrowsAnError_afterTheCommit_committedRowsAreToldWritten() throws Exception {
     JdbcBatchSink<Long> sink = sink(wrapped("Connection.close", new AtomicBoolean(true)));
-    List<Object> told;
-    try (Batcher<Long, Integer> batcher = batcher(sink)) {
-      told = outcomes(List.of(batcher.submit(1L), batcher.submit(2L), batcher.submit(3L)));
-    }
+    List<Object> told = toldForRowsOneTwoThree(sink);
 
     assertThat(ids()).containsExactly(1L, 2L, 3L);
     assertThat(told).as("rows 1, 2, 3 are committed").containsExactly(1, 1, 1);
@@ -164,10 +164,7 @@ class JdbcBatchSinkConnectionErrorsTest {
   @Test
   void commitThrowsAnError_afterTheDatabaseCommitted_callersAreToldUnknown_rowsNotWrittenAgain() throws Exception {
     JdbcBatchSink<Long> sink = sink(wrapped("Connection.commit", new AtomicBoolean(true)));
-    List<Object> told;
-    try (Batcher<Long, Integer> batcher = batcher(sink)) {
-      told = outcomes(List.of(batcher.submit(1L), batcher.submit(2L), batcher.submit(3L)));
-    }
+    List<Object> told = toldForRowsOneTwoThree(sink);
 
     assertThat(ids()).containsExactly(1L, 2L, 3L);
     assertThat(told).as("rows 1, 2, 3 are committed").allSatisfy(o -> assertThat(o)
@@ -185,10 +182,7 @@ class JdbcBatchSinkConnectionErrorsTest {
     DataSource ambiguous = wrapped("Connection.commit", new AtomicBoolean(true), () -> state.equals("40003")
         ? new java.sql.SQLTransactionRollbackException("result is ambiguous", state)
         : new java.sql.SQLNonTransientConnectionException("connection is broken", state));
-    List<Object> told;
-    try (Batcher<Long, Integer> batcher = batcher(sink(ambiguous))) {
-      told = outcomes(List.of(batcher.submit(1L), batcher.submit(2L), batcher.submit(3L)));
-    }
+    List<Object> told = toldForRowsOneTwoThree(sink(ambiguous));
 
     assertThat(ids()).containsExactly(1L, 2L, 3L);
     assertThat(told).allSatisfy(o -> assertThat(o).isInstanceOf(dev.ringbatch.OutcomeUnknownException.class));

@@ -92,16 +92,24 @@ class BatchWriteObservationHandlerFailureTest {
         return true;
       }
     });
+    assertThat(writesOfOneItemToldStored(failing, BatcherConfig.builder().maxBatchSize(1).build())).isEqualTo(1);
+  }
+
+  /**
+   * Submits one item to a batcher of {@code config} whose sink, observed in {@code registry}, stores it: asserts the
+   * caller is told "stored", and returns how many times the sink was called.
+   */
+  private static int writesOfOneItemToldStored(ObservationRegistry registry, BatcherConfig config) {
     AtomicInteger writes = new AtomicInteger();
     BatchSink<Integer, String> sink = batch -> {
       writes.incrementAndGet();
       batch.completeRemaining("stored");
     };
-    try (Batcher<Integer, String> batcher = Batcher.of("orders", BatcherConfig.builder().maxBatchSize(1).build(),
-        BatchWriteObservation.observe(failing, "orders", sink))) {
+    try (Batcher<Integer, String> batcher = Batcher.of("orders", config,
+        BatchWriteObservation.observe(registry, "orders", sink))) {
       assertThat(batcher.submit(1)).succeedsWithin(WAIT).isEqualTo("stored");
     }
-    assertThat(writes).hasValue(1);
+    return writes.get();
   }
 
   /** Throws from the first onScopeClosed only. */
@@ -194,18 +202,9 @@ class BatchWriteObservationHandlerFailureTest {
         return true;
       }
     });
-    AtomicInteger writes = new AtomicInteger();
-    BatchSink<Integer, String> sink = batch -> {
-      writes.incrementAndGet();
-      batch.completeRemaining("stored");
-    };
     BatcherConfig config = BatcherConfig.builder().maxBatchSize(1)
         .retryPolicy(RetryPolicy.builder().maxAttempts(2).initialBackoff(Duration.ofMillis(1)).build()).build();
-    try (Batcher<Integer, String> batcher = Batcher.of("orders", config,
-        BatchWriteObservation.observe(registry, "orders", sink))) {
-      assertThat(batcher.submit(1)).succeedsWithin(WAIT).isEqualTo("stored");
-    }
-    assertThat(writes).hasValue(1);
+    assertThat(writesOfOneItemToldStored(registry, config)).isEqualTo(1);
   }
 
   /** A sink in Kotlin may throw a Throwable that is neither an Exception nor an Error: its observation still ends. */

@@ -124,10 +124,6 @@ public final class CloseHelper implements Runnable {
     if (!started.get() || !begun.compareAndSet(false, true)) {
       return; // a factory's thread running it on its own, or too late: the close's own thread has it
     }
-    runAll();
-  }
-
-  private void runAll() {
     runAll(null);
   }
 

@@ -45,8 +45,8 @@ final class FailureWindow implements StatsRecorder {
    */
   FailureWindow(Duration window, LongSupplier nanoTime) {
     this.nanoTime = nanoTime;
-    Duration taken = window.compareTo(ParallelCloser.LONGEST) < 0 ? window : ParallelCloser.LONGEST; // no overflow
-    this.bucketNanos = Math.max(1, taken.toNanos() / BUCKETS);
+    // no longer than ParallelCloser.LONGEST: toNanos() of centuries overflows
+    this.bucketNanos = Math.max(1, ParallelCloser.min(window, ParallelCloser.LONGEST).toNanos() / BUCKETS);
     Arrays.fill(epochs, EMPTY);
   }
 

@@ -108,7 +108,7 @@ final class ParallelCloser {
     }
   }
 
-  private static Duration min(Duration a, Duration b) {
+  static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
   }
 }

@@ -158,8 +158,7 @@ final class PropertiesConfigMapper {
       return builder.build();
     } catch (IllegalStateException e) {
       if (customized && buildsWithoutCustomizers(prefix, own, name, defaults)) {
-        throw new IllegalStateException("the BatcherConfigCustomizer of batcher '" + name + "' made an invalid"
-            + " configuration: " + e.getMessage(), e);
+        throw customizerMistake(name, e);
       }
       throw blame(prefix, own, name, defaults, e);
     }
@@ -194,10 +193,14 @@ final class PropertiesConfigMapper {
     String property = blameBatch ? batchProperty : ringProperty;
     Object value = blameBatch ? batch : ring;
     if (value == null) { // neither is a property: a customizer set them
-      return new IllegalStateException("the BatcherConfigCustomizer of batcher '" + name + "' made an invalid"
-          + " configuration: " + e.getMessage(), e);
+      return customizerMistake(name, e);
     }
     return new InvalidConfigurationPropertyValueException(property, value, e.getMessage());
+  }
+
+  private static IllegalStateException customizerMistake(@Nullable String name, IllegalStateException e) {
+    return new IllegalStateException("the BatcherConfigCustomizer of batcher '" + name + "' made an invalid"
+        + " configuration: " + e.getMessage(), e);
   }
 
   /** The builder of {@code prefix} from the properties alone: the defaults (if given), then {@code own}. */
