@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.ringbatch.OutcomeUnknownException;
 import dev.ringbatch.sink.RecordingBatch;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
@@ -186,7 +187,8 @@ class PgCopyRowAnswersIT {
       if (idempotent) {
         builder.idempotentOn("id");
       }
-      List<Event> items = new ArrayList<>(events(10));
+      // Past a small batch, which is copied in auto-commit (the test below): copied in a transaction
+      List<Event> items = new ArrayList<>(events(PgCopySink.AUTOCOMMIT_ROWS + 8));
       items.set(4, new Event(4, "bad"));
       RecordingBatch<Event, Integer> batch = RecordingBatch.of(items);
       Throwable thrown = catchThrowable(() -> builder.build().write(batch));
@@ -197,6 +199,38 @@ class PgCopyRowAnswersIT {
       assertThat(((SQLException) thrown).getSQLState())
           .as("SQLState of the exception every row of the batch fails with: %s", thrown)
           .startsWith("08");
+    }
+  }
+
+  /**
+   * The same cut after a small batch's row is refused: its COPY, in auto-commit, was ended, and pgjdbc reports the
+   * end's failure as the lost connection alone, without the server's refusal, so the sink cannot tell that nothing
+   * was committed. No row is told written or failed with the refused row's error: each is told outcome unknown, or
+   * the batch fails whole with the connection's error; nothing is in the table.
+   */
+  @Test
+  void connectionLostJustAfterASmallBatchsRowIsRefused_noRowToldWrittenOrFailedWithThatRowsError() throws Exception {
+    String table = "copy_blame_small";
+    CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS " + table,
+        "CREATE TABLE " + table + " (id BIGINT PRIMARY KEY, payload TEXT NOT NULL, CHECK (payload <> 'bad'))");
+    try (CutAfterErrorProxy proxy = new CutAfterErrorProxy(postgres.getPort(), "\tbad\n");
+         HikariDataSource viaProxy = CopyDatabase.pool(proxy.port(), "ringbatch-review-blame-small", 1)) {
+      List<Event> items = new ArrayList<>(events(10));
+      items.set(4, new Event(4, "bad"));
+      RecordingBatch<Event, Integer> batch = RecordingBatch.of(items);
+      Throwable thrown = catchThrowable(() -> PgCopySink.<Event>into(viaProxy, table).column("id", Event::id)
+          .column("payload", Event::payload).build().write(batch));
+
+      assertThat(proxy.cuts()).as("the proxy cut the connection after the server's error").isOne();
+      assertThat(CopyDatabase.counts(postgres, table)).isEmpty();
+      assertThat(batch.completed()).isEmpty();
+      if (thrown != null) {
+        assertThat(((SQLException) thrown).getSQLState()).as("the whole batch's error: %s", thrown).startsWith("08");
+        assertThat(batch.failed()).isEmpty();
+      } else {
+        assertThat(batch.failed()).hasSize(10)
+            .allSatisfy((i, e) -> assertThat(e).isInstanceOf(OutcomeUnknownException.class));
+      }
     }
   }
 
