@@ -229,10 +229,12 @@ final class CopyStatements<T> {
   }
 
   /**
-   * Whether the server answered with an error of the statement (its own, in {@code e}'s chain), so that a {@code COPY}
-   * in auto-commit did not commit, whatever befell the connection after. Not an error that ends the session (a
-   * backend terminated, {@code 57P0x}, may be told so after its commit), nor an internal or system one ({@code XX},
-   * {@code 58}), nor {@code 25} or {@code 40003}, nor none: those leave the outcome unknown.
+   * Whether the server answered the end of a {@code COPY} in auto-commit with an error of its own (in {@code e}'s
+   * chain) and no {@code CommandComplete} came before it (the caller checks that): then its transaction did not
+   * commit, whatever its SQLState (an error after the commit record is a PANIC, which ends the session). pgjdbc
+   * throws the server's error from the end only once the server's ReadyForQuery came; a connection lost before it
+   * throws the loss alone, which leaves the outcome unknown. An error that ends a session ({@code 08}, {@code 57P}),
+   * should one reach here, leaves it unknown too.
    */
   static boolean refusedByServer(Throwable e) {
     java.util.ArrayDeque<Throwable> chain = new java.util.ArrayDeque<>(List.of(e));
@@ -241,8 +243,7 @@ final class CopyStatements<T> {
       ServerErrorMessage server = t instanceof PSQLException psql ? psql.getServerErrorMessage() : null;
       if (server != null) {
         String state = server.getSQLState();
-        return state != null && state.length() == 5 && !state.startsWith("08") && !state.startsWith("57P")
-            && !state.startsWith("XX") && !state.startsWith("58") && !state.startsWith("25") && !state.equals("40003");
+        return state != null && !state.startsWith("08") && !state.startsWith("57P");
       }
       if (t instanceof SQLException sql && sql.getNextException() != null) {
         chain.add(sql.getNextException());

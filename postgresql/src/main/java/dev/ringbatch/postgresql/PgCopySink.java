@@ -51,9 +51,9 @@ import org.postgresql.copy.CopyIn;
  *   <li>A connection lost before the {@code COMMIT} (before a small batch's {@code COPY} was ended): nothing was
  *       written; {@code write} throws (a retry policy may write the batch again). A connection found dead before the server answered anything (ended while idle in
  *       the pool) is replaced, up to three times per batch.</li>
- *   <li><b>Outcome unknown.</b> The reply to the {@code COMMIT} was lost, or, for a small batch, the reply to the end
- *       of its {@code COPY}: the rows fail with {@link OutcomeUnknownException}. They may or may not be in the
- *       table.</li>
+ *   <li><b>Outcome unknown.</b> The reply to the {@code COMMIT} was lost, or, for a small batch, the connection
+ *       once the end of its {@code COPY} was sent (while the server processed the rows or committed them): the rows
+ *       fail with {@link OutcomeUnknownException}. They may or may not be in the table.</li>
  * </ul>
  *
  * <h2>Idempotent mode</h2>
@@ -76,10 +76,10 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
   /**
    * Attempts of up to this many rows are one {@code COPY} in auto-commit: a transaction of its own, committed by the
    * {@code COPY}'s end, two round trips where a transaction costs four (pgjdbc's {@code BEGIN}, the {@code COPY}'s
-   * start, its end, the {@code COMMIT}). Its end's reply lost is an unknown outcome, as a {@code COMMIT}'s is; the
-   * server's work on so few rows is short next to the commit it waits for anyway, so such a batch is about as likely
-   * to end unknown as in a transaction. A larger batch's rows take the server longer, and a connection lost meanwhile
-   * is certain to have written nothing only in a transaction: it keeps one.
+   * start, its end, the {@code COMMIT}). The price: a connection lost once the end is sent leaves the rows' outcome
+   * unknown, while the server processes them (triggers, checks, a wait for another session's lock on a key) and
+   * while it commits; in a transaction only a loss during the {@code COMMIT} does. So only small batches, whose rows
+   * the server processes quickly unless they wait for a lock; a larger batch keeps its transaction.
    */
   static final int AUTOCOMMIT_ROWS = 32;
 
@@ -233,21 +233,30 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       return null;
     }
     int @Nullable [] results = statements.idempotent() ? new int[rows.size()] : null;
-    boolean autoCommit = results == null && attempt.length <= AUTOCOMMIT_ROWS;
-    boolean ended = false;
+    boolean autoCommit = false;
+    @Nullable CopyIn ending = null; // a COPY in auto-commit whose end was sent: the server may commit it
     long count;
     try {
+      // Not where array_nulls is off: only a transaction can turn it on for itself (SET LOCAL) alone
+      autoCommit = results == null && attempt.length <= AUTOCOMMIT_ROWS && !PgSession.arrayNullsOff(c);
       if (autoCommit) {
         c.setAutoCommit(true);
-        CopyIn copy = statements.send(c, connection, rows, attempt, true);
-        ended = true; // from here the server may commit the rows, whatever the end tells
-        count = CopyStatements.end(copy);
+        ending = statements.send(c, connection, rows, attempt, true);
+        count = CopyStatements.end(ending);
       } else {
         count = statements.copy(c, connection, rows, attempt, results);
       }
     } catch (Throwable e) {
       boolean transactional = !autoCommit || inTransactions(c, e);
-      if (ended && !CopyStatements.refusedByServer(e)) {
+      if (ending != null && ending.getHandledRowCount() >= 0) {
+        // The server's CommandComplete, which it sends once the COPY's transaction committed: an error after it (a
+        // cancel caught on the way out) or a connection lost before its ReadyForQuery changes nothing written
+        if (!transactional || JdbcFailures.connectionLost(c, e)) {
+          connection.discard();
+        }
+        return settle(attempt, ending.getHandledRowCount(), null);
+      }
+      if (ending != null && !CopyStatements.refusedByServer(e)) {
         return unknown(attempt, e, "the end of its COPY, committed on its own");
       }
       // Not only SQLException: whatever the driver throws, a dead connection must be discarded.

@@ -426,4 +426,51 @@ class PgCopySmallBatchIT {
     }
     assertThat(differ).as("texts a small batch stores otherwise than a large one").isEmpty();
   }
+
+  /**
+   * A row refused with an internal error's SQLState (an extension's {@code elog(ERROR)}, XX000), which the server
+   * answers before any CommandComplete: the small batch's COPY did not commit, so that row fails alone with its
+   * error and the others are copied again, written once, never told outcome unknown.
+   */
+  @Test
+  void rowRefusedWithAnInternalErrorsState_smallBatch_onlyThatRowFails_theRestWrittenOnce() throws Exception {
+    CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS ip_internal",
+        "CREATE OR REPLACE FUNCTION ip_internal_ok(text) RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN"
+            + " IF $1 = 'bad' THEN RAISE EXCEPTION 'bad geometry' USING ERRCODE = 'XX000'; END IF; RETURN true; END $$",
+        "CREATE TABLE ip_internal (id bigint PRIMARY KEY, a text CHECK (ip_internal_ok(a)), b text)");
+    try (HikariDataSource pool = CopyDatabase.pool(postgres.getPort(), "ip-internal", 1)) {
+      List<Row> items = LongStream.range(0, 10).mapToObj(id -> new Row(id, id == 4 ? "bad" : "p" + id, "x")).toList();
+      RecordingBatch<Row, Integer> batch = RecordingBatch.of(items);
+      sink(pool, "ip_internal").write(batch);
+
+      assertThat(batch.failed()).containsOnlyKeys(4);
+      assertThat(((java.sql.SQLException) batch.failed().get(4)).getSQLState()).isEqualTo("XX000");
+      assertThat(batch.completed()).hasSize(9).allSatisfy((i, result) -> assertThat(result).isOne());
+      assertThat(CopyDatabase.counts(postgres, "ip_internal")).hasSize(9).allSatisfy((id, n) -> assertThat(n).isOne())
+          .doesNotContainKey(4L);
+    }
+  }
+
+  /**
+   * A session with array_nulls off: only a transaction can turn it on for itself (SET LOCAL), so a small batch is
+   * copied in one there, its array's NULL stored as SQL NULL, and the pooled session is left as it was.
+   */
+  @Test
+  void sessionWithArrayNullsOff_smallBatch_storesTheNullElement_andLeavesTheSessionAsItWas() throws Exception {
+    CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS ip_array_nulls",
+        "CREATE TABLE ip_array_nulls (id bigint PRIMARY KEY, a text[], b text)");
+    try (HikariDataSource pool = CopyDatabase.pool(postgres.getPort(), "ip-array-nulls", 1, "SET array_nulls = off")) {
+      RecordingBatch<Row, Integer> batch = RecordingBatch.of(List.of(
+          new Row(1, java.util.Arrays.asList("x", null), "y")));
+      sink(pool, "ip_array_nulls").write(batch);
+
+      assertThat(batch.completed()).containsOnly(Map.entry(0, 1));
+      assertThat(stored("ip_array_nulls", "(a[2] IS NULL)::text || ' ' || a[1]")).containsOnly(Map.entry(1L, "true x"));
+      try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+           ResultSet rs = s.executeQuery("SHOW array_nulls")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getString(1)).as("the pooled session's setting").isEqualTo("off");
+      }
+    }
+  }
 }
