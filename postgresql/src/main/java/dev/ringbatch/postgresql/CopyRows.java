@@ -1,9 +1,7 @@
 package dev.ringbatch.postgresql;
 
 import dev.ringbatch.Batch;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.copy.CopyIn;
@@ -30,19 +28,10 @@ final class CopyRows<T> {
   /** Row i's line is {@code text[lineStart[i], lineStart[i + 1])}; empty when it failed to encode. */
   private int[] lineStart = new int[1];
   private boolean[] settled = new boolean[0];
-  /**
-   * Each value's text (row-major; null for SQL NULL) when the batch may go as one {@link ValuesInsert}, else null:
-   * the same text the COPY line holds, before COPY's escaping.
-   */
-  private @Nullable String @Nullable [] fields;
-  private final int insertRows;
-
-  /** {@code insertRows}: the largest batch whose values are kept for a {@link ValuesInsert} (0: none). */
-  CopyRows(List<CopyColumn<T>> columns, boolean[] key, boolean numbered, int insertRows) {
+  CopyRows(List<CopyColumn<T>> columns, boolean[] key, boolean numbered) {
     this.columns = columns;
     this.key = key;
     this.numbered = numbered;
-    this.insertRows = insertRows;
   }
 
   /**
@@ -60,7 +49,6 @@ final class CopyRows<T> {
       settled = new boolean[size];
     }
     java.util.Arrays.fill(settled, 0, size, false);
-    fields = size <= insertRows ? new String[size * columns.size()] : null;
     text.reset();
     int[] rows = new int[size];
     int encoded = 0;
@@ -98,9 +86,6 @@ final class CopyRows<T> {
       String field = value == null ? null
           : value instanceof String s ? s : PgValues.text(column.name(), value, target);
       text.value(column.name(), field);
-      if (fields != null) {
-        fields[row * columns.size() + c] = field;
-      }
     }
     if (numbered) {
       text.tab();
@@ -124,32 +109,6 @@ final class CopyRows<T> {
         copy.writeToCopy(bytes, off, Math.min(CHUNK, to - off));
       }
       i = j + 1;
-    }
-  }
-
-  /** Whether this batch's values are kept for a {@link ValuesInsert}. */
-  boolean insertable() {
-    return fields != null;
-  }
-
-  /**
-   * Binds the values of {@code rows} (ascending), row after row, as the parameters of a {@link ValuesInsert}: each
-   * value's text with no type of its own, which the server reads with the column type's input function, as COPY
-   * reads the same text.
-   */
-  void bind(PreparedStatement ps, int[] rows) throws SQLException {
-    @Nullable String[] f = java.util.Objects.requireNonNull(fields, "no values kept for this batch");
-    int n = columns.size();
-    int p = 1;
-    for (int row : rows) {
-      for (int c = 0; c < n; c++, p++) {
-        String field = f[row * n + c];
-        if (field == null) {
-          ps.setNull(p, Types.OTHER);
-        } else {
-          ps.setObject(p, field, Types.OTHER);
-        }
-      }
     }
   }
 
@@ -220,6 +179,5 @@ final class CopyRows<T> {
   /** Forgets the batch once it is written, so that no item is held until the next one. */
   void end() {
     batch = null;
-    fields = null;
   }
 }

@@ -37,11 +37,6 @@ final class CopyStatements<T> {
    * value containing {@code ", line 2"} cannot be mistaken for the line number.
    */
   private final String linePrefix;
-  /**
-   * Whether a multi-row {@code INSERT} ({@link ValuesInsert}) writes the rows as this {@code COPY} would: known
-   * once {@link #targets} has read the catalog, false until then.
-   */
-  private boolean insertable;
 
   CopyStatements(String table, List<CopyColumn<T>> columns, List<String> keys) {
     this.table = table;
@@ -88,7 +83,7 @@ final class CopyStatements<T> {
    * {@link PgValues.Target#UNKNOWN} (the COPY meets the same problem and reports it). A read that fails throws,
    * rolled back, a connection it finds lost discarded: values are never encoded without the types the catalog
    * has, and the next batch reads again; a connection found dead before it answered is replaced, up to
-   * {@code replaceDead} times. Reads {@link #insertable} too.
+   * {@code replaceDead} times.
    *
    * @throws SQLException (or the driver's or pool's unchecked exception) if the read failed
    */
@@ -118,45 +113,33 @@ final class CopyStatements<T> {
       ps.setString(1, table);
       try (ResultSet rs = ps.executeQuery()) {
         connection.answered();
-        boolean insertable = true;
         while (rs.next()) {
           String name = rs.getString(1);
-          String type = rs.getString(2);
-          // An interval column with a type modifier (interval day, interval minute to second): COPY hands it to
-          // the input function, which reads '3' as 3 days by it; an INSERT's parameter is read without it, as
-          // 3 seconds, then cut to the fields: 0 days
-          insertable &= rs.getInt(4) == -1 || !type.equals("interval") && !type.equals("_interval");
-          // A view, or a table with row-level security: COPY cannot write it, an INSERT may. A refused row would
-          // send a small batch to a COPY that fails it whole with COPY's error, good rows and all, where a large
-          // batch fails alike from the start: copied too, every batch fares the same
-          insertable &= !rs.getBoolean(5);
           PgValues.Target target = "A".equals(rs.getString(3))
-              ? PgValues.Target.arrayOf(PgValues.Target.of(rs.getString(6))) : PgValues.Target.of(type);
+              ? PgValues.Target.arrayOf(PgValues.Target.of(rs.getString(4))) : PgValues.Target.of(rs.getString(2));
           for (int i = 0; i < targets.length; i++) {
             if (relationName(columns.get(i).name()).equals(name)) {
               targets[i] = target;
             }
           }
         }
-        this.insertable = insertable;
       }
     }
     return targets;
   }
 
   /**
-   * A table's columns with the name and category of each one's type (domains followed to their base type), its
-   * type modifier, and whether the relation is a view or has row-level security.
+   * A table's columns with the name and category of each one's type (domains followed to their base type), and
+   * an array's element type.
    */
-  private static final String TYPES_SQL = "WITH RECURSIVE c(name, typ, mod, nocopy) AS (SELECT a.attname::text,"
-      + " a.atttypid, a.atttypmod, r.relkind OPERATOR(pg_catalog.=) 'v' OR r.relrowsecurity"
-      + " FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class r ON r.oid OPERATOR(pg_catalog.=) a.attrelid"
+  private static final String TYPES_SQL = "WITH RECURSIVE c(name, typ) AS (SELECT a.attname::text, a.atttypid"
+      + " FROM pg_catalog.pg_attribute a"
       + " WHERE a.attrelid OPERATOR(pg_catalog.=) ?::text::pg_catalog.regclass"
       + " AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped"
-      + " UNION ALL SELECT c.name, t.typbasetype, c.mod, c.nocopy FROM c"
+      + " UNION ALL SELECT c.name, t.typbasetype FROM c"
       + " JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) c.typ"
       + " WHERE t.typtype OPERATOR(pg_catalog.=) 'd')"
-      + " SELECT c.name, t.typname::text, t.typcategory::text, c.mod, c.nocopy,"
+      + " SELECT c.name, t.typname::text, t.typcategory::text,"
       // an array's element type, a domain followed to its base type as the column's own type is
       + " (WITH RECURSIVE e(typ) AS (SELECT t.typelem UNION ALL SELECT b.typbasetype FROM e"
       + " JOIN pg_catalog.pg_type b ON b.oid OPERATOR(pg_catalog.=) e.typ WHERE b.typtype OPERATOR(pg_catalog.=) 'd')"
@@ -184,14 +167,6 @@ final class CopyStatements<T> {
     return table;
   }
 
-  /**
-   * Whether a batch may be sent as one {@link ValuesInsert}: the catalog was read, the relation is neither a view
-   * nor a table with row-level security, and its types read every value as COPY does.
-   */
-  boolean insertable() {
-    return insertable;
-  }
-
   List<CopyColumn<T>> columns() {
     return columns;
   }
@@ -215,15 +190,12 @@ final class CopyStatements<T> {
   }
 
   /**
-   * Copies the lines of {@code attempt} in the connection's open transaction, without committing. In idempotent
-   * mode, puts each row's result in {@code results}: 1 inserted, 0 a row with its key is there, SUCCESS_NO_INFO
-   * neither (a {@code BEFORE} trigger skipped it, or changed its key).
-   *
-   * @return the server's count of rows written
+   * Opens the {@code COPY} (after the staging table, in idempotent mode) and sends the lines of {@code attempt}: all
+   * but the end, which {@link #end} sends. On a connection in auto-commit only outside idempotent mode.
    */
-  long copy(Connection c, BatchConnection connection, CopyRows<T> rows, int[] attempt,
-      int @Nullable [] results) throws SQLException {
-    PgSession.arrayNullsOn(c, false);
+  CopyIn send(Connection c, BatchConnection connection, CopyRows<T> rows, int[] attempt, boolean autoCommit)
+      throws SQLException {
+    PgSession.arrayNullsOn(c, autoCommit);
     if (stageSql != null) {
       try (Statement s = c.createStatement()) {
         s.execute(stageSql);
@@ -232,20 +204,78 @@ final class CopyStatements<T> {
     }
     CopyIn copy = c.unwrap(PGConnection.class).getCopyAPI().copyIn(copySql);
     connection.answered();
-    long count;
     try {
       rows.send(copy, attempt);
-      count = copy.endCopy();
     } catch (Throwable e) {
-      if (copy.isActive()) {
-        try {
-          copy.cancelCopy();
-        } catch (Throwable cancel) {
-          e.addSuppressed(cancel);
-        }
-      }
+      cancel(copy, e);
       throw e;
     }
+    return copy;
+  }
+
+  /**
+   * Ends a {@code COPY} {@link #send} opened and waits for the server's answer: in auto-commit, the answer that its
+   * transaction committed.
+   *
+   * @return the server's count of rows written
+   */
+  static long end(CopyIn copy) throws SQLException {
+    try {
+      return copy.endCopy();
+    } catch (Throwable e) {
+      cancel(copy, e);
+      throw e;
+    }
+  }
+
+  /**
+   * Whether the server answered the end of a {@code COPY} in auto-commit with an error of its own (in {@code e}'s
+   * chain) and no {@code CommandComplete} came before it (the caller checks that): then its transaction did not
+   * commit, whatever its SQLState (an error after the commit record is a PANIC, which ends the session). pgjdbc
+   * throws the server's error from the end only once the server's ReadyForQuery came; a connection lost before it
+   * throws the loss alone, which leaves the outcome unknown. An error that ends a session ({@code 08}, {@code 57P}),
+   * should one reach here, leaves it unknown too.
+   */
+  static boolean refusedByServer(Throwable e) {
+    java.util.ArrayDeque<Throwable> chain = new java.util.ArrayDeque<>(List.of(e));
+    for (int seen = 0; !chain.isEmpty() && seen < 64; seen++) {
+      Throwable t = chain.poll();
+      ServerErrorMessage server = t instanceof PSQLException psql ? psql.getServerErrorMessage() : null;
+      if (server != null) {
+        String state = server.getSQLState();
+        return state != null && !state.startsWith("08") && !state.startsWith("57P");
+      }
+      if (t instanceof SQLException sql && sql.getNextException() != null) {
+        chain.add(sql.getNextException());
+      }
+      if (t.getCause() != null) {
+        chain.add(t.getCause());
+      }
+    }
+    return false;
+  }
+
+  /** Ends with a {@code CopyFail} a {@code COPY} still open after {@code e} (what that throws added to it). */
+  private static void cancel(CopyIn copy, Throwable e) {
+    if (copy.isActive()) {
+      try {
+        copy.cancelCopy();
+      } catch (Throwable cancel) {
+        e.addSuppressed(cancel);
+      }
+    }
+  }
+
+  /**
+   * Copies the lines of {@code attempt} in the connection's open transaction, without committing. In idempotent
+   * mode, puts each row's result in {@code results}: 1 inserted, 0 a row with its key is there, SUCCESS_NO_INFO
+   * neither (a {@code BEFORE} trigger skipped it, or changed its key).
+   *
+   * @return the server's count of rows written
+   */
+  long copy(Connection c, BatchConnection connection, CopyRows<T> rows, int[] attempt,
+      int @Nullable [] results) throws SQLException {
+    long count = end(send(c, connection, rows, attempt, false));
     if (results == null) {
       return count;
     }

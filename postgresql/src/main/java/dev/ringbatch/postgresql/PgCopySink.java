@@ -18,19 +18,18 @@ import java.util.List;
 import java.util.function.Function;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
+import org.postgresql.copy.CopyIn;
 
 /**
  * Writes each batch with one PostgreSQL {@code COPY ... FROM STDIN}, the fastest way into a table, and still
  * gives every item its own outcome: what a bulk loader does not. Build it with {@link #into}.
  *
  * <p>Each batch is one transaction per attempt on a connection borrowed from the {@link DataSource}: the
- * {@code COPY}, then the {@code COMMIT}. A batch of up to 32 rows (outside idempotent mode) is sent as one
- * multi-row {@code INSERT} instead, two round trips fewer than a {@code COPY} in a transaction, with the same text
- * for every value; if the server refuses it, its rows are copied. So a table's rules ({@code CREATE RULE}), which
- * {@code COPY} ignores, apply to small batches only: use triggers. A view, a table with row-level security (which
- * {@code COPY} cannot write) and a table with an interval column with fields ({@code interval day}, whose values
- * an {@code INSERT} would read otherwise) are always copied. Each item's result is 1 when the server counted
- * one row per item, else {@link Statement#SUCCESS_NO_INFO} (a {@code BEFORE} trigger skipped rows).
+ * {@code COPY}, then the {@code COMMIT}. An attempt of up to 32 rows (outside idempotent mode) is one {@code COPY}
+ * in auto-commit instead, a transaction of its own that its end commits: two round trips fewer (pgjdbc's
+ * {@code BEGIN} and the {@code COMMIT}). Every row is written by a {@code COPY}, so a table's rules
+ * ({@code CREATE RULE}), which {@code COPY} ignores, never apply: use triggers. Each item's result is 1 when the
+ * server counted one row per item, else {@link Statement#SUCCESS_NO_INFO} (a {@code BEFORE} trigger skipped rows).
  *
  * <p>Values are written as text for each column's type, which the sink reads from the catalog once, on its first
  * batch (a read that fails fails that batch whole, nothing sent, and the next batch reads again). A column whose
@@ -49,11 +48,12 @@ import org.jspecify.annotations.Nullable;
  *   <li>An error no row can cause (a missing table, a revoked privilege, a full disk, a read-only server: the
  *       SQLState classes of {@link JdbcFailures#statementLevel}) fails the whole batch at once, nothing of it
  *       written, and {@code write} throws it for a {@link dev.ringbatch.RetryPolicy}.</li>
- *   <li>A connection lost before the {@code COMMIT}: nothing was written; {@code write} throws (a retry policy may
- *       write the batch again). A connection found dead before the server answered anything (ended while idle in
+ *   <li>A connection lost before the {@code COMMIT} (before a small batch's {@code COPY} was ended): nothing was
+ *       written; {@code write} throws (a retry policy may write the batch again). A connection found dead before the server answered anything (ended while idle in
  *       the pool) is replaced, up to three times per batch.</li>
- *   <li><b>Outcome unknown.</b> The reply to the {@code COMMIT} was lost: the rows fail with
- *       {@link OutcomeUnknownException}. They may or may not be in the table.</li>
+ *   <li><b>Outcome unknown.</b> The reply to the {@code COMMIT} was lost, or, for a small batch, the connection
+ *       once the end of its {@code COPY} was sent (while the server processed the rows or committed them): the rows
+ *       fail with {@link OutcomeUnknownException}. They may or may not be in the table.</li>
  * </ul>
  *
  * <h2>Idempotent mode</h2>
@@ -73,17 +73,19 @@ import org.jspecify.annotations.Nullable;
 public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable {
   /** How many connections found dead before the server answered one batch are replaced, at most. */
   private static final int MAX_DEAD_ON_BORROW = 3;
+  /**
+   * Attempts of up to this many rows are one {@code COPY} in auto-commit: a transaction of its own, committed by the
+   * {@code COPY}'s end, two round trips where a transaction costs four (pgjdbc's {@code BEGIN}, the {@code COPY}'s
+   * start, its end, the {@code COMMIT}). The price: a connection lost once the end is sent leaves the rows' outcome
+   * unknown, while the server processes them (triggers, checks, a wait for another session's lock on a key) and
+   * while it commits; in a transaction only a loss during the {@code COMMIT} does. So only small batches, whose rows
+   * the server processes quickly unless they wait for a lock; a larger batch keeps its transaction.
+   */
+  static final int AUTOCOMMIT_ROWS = 32;
 
   private final CopyStatements<T> statements;
   private final BatchConnection connection;
   private final CopyRows<T> rows;
-  /** Small batches as one {@code INSERT}; null in idempotent mode. */
-  private final @Nullable ValuesInsert inserts;
-  /**
-   * Whether this batch's rows are copied: the server refused its {@code INSERT}, or the table has a type an
-   * {@code INSERT} reads otherwise than {@code COPY}.
-   */
-  private boolean copyOnly;
   /** Whether rows of this batch may be in the table (committed, or told outcome unknown): it must not throw. */
   private boolean mayHaveWritten;
   private int deadOnBorrow;
@@ -92,14 +94,12 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
 
   PgCopySink(DataSource dataSource, CopyStatements<T> statements) {
     this.statements = statements;
-    // Never auto-commit: a connection lost before the COMMIT then certainly wrote nothing (a backend killed while it
+    // Transactions: a connection lost before the COMMIT then certainly wrote nothing (a backend killed while it
     // inserts the rows, a reply lost after the data), and the batch can be retried; only a lost reply to the COMMIT
     // is outcome unknown. It costs two round trips a batch (pgjdbc sends a BEGIN of its own before the COPY, then
-    // the COMMIT): PgSinkBenchmark measures it.
+    // the COMMIT): PgSinkBenchmark measures it. A small attempt is copied in auto-commit (AUTOCOMMIT_ROWS).
     this.connection = new BatchConnection(dataSource, statements.insertSql(), false, 0);
-    this.inserts = statements.idempotent() ? null : new ValuesInsert(statements.table(), statements.columns());
-    this.rows = new CopyRows<>(statements.columns(), statements.keyFlags(), statements.idempotent(),
-        inserts == null ? 0 : ValuesInsert.MAX_ROWS);
+    this.rows = new CopyRows<>(statements.columns(), statements.keyFlags(), statements.idempotent());
   }
 
   /**
@@ -204,7 +204,6 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       if (targets == null) {
         targets = statements.targets(connection, MAX_DEAD_ON_BORROW);
       }
-      copyOnly = !statements.insertable();
       int[] encoded = rows.begin(batch, targets);
       if (encoded.length > 0) {
         writeRows(encoded);
@@ -233,16 +232,35 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       failOrThrow(attempt, e); // nothing was sent: certainly not written
       return null;
     }
-    int @Nullable [] results;
+    int @Nullable [] results = statements.idempotent() ? new int[rows.size()] : null;
+    boolean autoCommit = false;
+    @Nullable CopyIn ending = null; // a COPY in auto-commit whose end was sent: the server may commit it
     long count;
-    ValuesInsert insert = rows.insertable() && !copyOnly ? inserts : null;
     try {
-      results = statements.idempotent() ? new int[rows.size()] : null;
-      count = insert != null ? insert.insert(c, connection, rows, attempt)
-          : statements.copy(c, connection, rows, attempt, results);
+      // Not where array_nulls is off: only a transaction can turn it on for itself (SET LOCAL) alone
+      autoCommit = results == null && attempt.length <= AUTOCOMMIT_ROWS && !PgSession.arrayNullsOff(c);
+      if (autoCommit) {
+        c.setAutoCommit(true);
+        ending = statements.send(c, connection, rows, attempt, true);
+        count = CopyStatements.end(ending);
+      } else {
+        count = statements.copy(c, connection, rows, attempt, results);
+      }
     } catch (Throwable e) {
+      boolean transactional = !autoCommit || inTransactions(c, e);
+      if (ending != null && ending.getHandledRowCount() >= 0) {
+        // The server's CommandComplete, which it sends once the COPY's transaction committed: an error after it (a
+        // cancel caught on the way out) or a connection lost before its ReadyForQuery changes nothing written
+        if (!transactional || JdbcFailures.connectionLost(c, e)) {
+          connection.discard();
+        }
+        return settle(attempt, ending.getHandledRowCount(), null);
+      }
+      if (ending != null && !CopyStatements.refusedByServer(e)) {
+        return unknown(attempt, e, "the end of its COPY, committed on its own");
+      }
       // Not only SQLException: whatever the driver throws, a dead connection must be discarded.
-      boolean rolledBack = BatchConnection.rollback(c, e);
+      boolean rolledBack = transactional && BatchConnection.rollback(c, e);
       String state = JdbcFailures.state(e);
       if (state != null && !state.startsWith("08") && !state.startsWith("57P0")) {
         // The server sent an error of its own (a transaction_timeout ending the session, say): the connection was
@@ -256,13 +274,31 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       if (!rolledBack) {
         connection.discard(); // its transaction may still hold these rows: never copy them there again
       }
-      if (insert != null) {
-        copyOnly = true; // the COPY's error names the row at fault, or the statement: it decides
-        return attempt;
-      }
       return refused(attempt, e);
     }
+    if (autoCommit) {
+      if (!inTransactions(c, null)) {
+        connection.discard(); // the rows are committed; the connection is not fit for a transaction
+      }
+      return settle(attempt, count, null);
+    }
     return commit(c, attempt, count, results);
+  }
+
+  /**
+   * Puts {@code c} back in transactions after a COPY in auto-commit; returns false if it could not (what it threw is
+   * added to {@code failure}, if any).
+   */
+  private static boolean inTransactions(Connection c, @Nullable Throwable failure) {
+    try {
+      c.setAutoCommit(false);
+      return true;
+    } catch (Throwable e) {
+      if (failure != null) {
+        failure.addSuppressed(e);
+      }
+      return false;
+    }
   }
 
   /** Commits the rows copied in {@code c}'s transaction and tells each its result; returns the rows left to copy. */
@@ -272,7 +308,7 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
       c.commit();
     } catch (Throwable e) {
       if (!JdbcFailures.commitRefused(c, e)) { // lost, or not the server's answer: it may have committed
-        return unknown(copied, e);
+        return unknown(copied, e, "COMMIT");
       }
       // The server answered: a known rollback (a deferred constraint, say).
       if (!BatchConnection.rollback(c, e)) {
@@ -450,11 +486,14 @@ public final class PgCopySink<T> implements BatchSink<T, Integer>, AutoCloseable
     rows.failUnsettled(attempt, e);
   }
 
-  /** The reply to the {@code COMMIT} of these rows was lost: they may or may not be in the table. */
-  private int @Nullable [] unknown(int[] attempt, Throwable e) {
+  /**
+   * The reply to what committed these rows ({@code what}: the {@code COMMIT}, or the end of a {@code COPY} in
+   * auto-commit) was lost: they may or may not be in the table.
+   */
+  private int @Nullable [] unknown(int[] attempt, Throwable e, String what) {
     connection.discard();
     boolean idempotent = statements.idempotent();
-    OutcomeUnknownException unknown = new OutcomeUnknownException("no answer of the server to COMMIT (" + e
+    OutcomeUnknownException unknown = new OutcomeUnknownException("no answer of the server to " + what + " (" + e
         + "): the server may or may not have written these rows", e, idempotent);
     if (idempotent && !mayHaveWritten && rows.unsettled() == attempt.length) {
       // Safe to copy again: the whole batch fails as one, and a retry policy may retry it. Only when these rows are

@@ -29,6 +29,19 @@ final class PgSession {
    * database than PostgreSQL is left alone.
    */
   static void arrayNullsOn(Connection c, boolean autoCommit) throws SQLException {
+    if (arrayNullsOff(c)) {
+      Connection physical = c.isWrapperFor(Connection.class) ? c.unwrap(Connection.class) : c;
+      try (Statement s = c.createStatement()) {
+        s.execute(autoCommit ? "SET array_nulls = on" : "SET LOCAL array_nulls = on");
+      }
+      if (autoCommit) {
+        ARRAY_NULLS_OFF.put(physical, false);
+      }
+    }
+  }
+
+  /** Whether {@code c}'s session reads an array literal's {@code NULL} as a string (one {@code SHOW}, remembered). */
+  static boolean arrayNullsOff(Connection c) throws SQLException {
     Connection physical = c.isWrapperFor(Connection.class) ? c.unwrap(Connection.class) : c;
     Boolean off = ARRAY_NULLS_OFF.get(physical);
     if (off == null) {
@@ -40,13 +53,6 @@ final class PgSession {
       }
       ARRAY_NULLS_OFF.put(physical, off);
     }
-    if (off) {
-      try (Statement s = c.createStatement()) {
-        s.execute(autoCommit ? "SET array_nulls = on" : "SET LOCAL array_nulls = on");
-      }
-      if (autoCommit) {
-        ARRAY_NULLS_OFF.put(physical, false);
-      }
-    }
+    return off;
   }
 }

@@ -63,29 +63,6 @@ final class CopyDatabase {
   }
 
 
-  /**
-   * Logs the id of every row an {@code INSERT} stores in {@code table} into {@code table_inserted}, by a rule, which
-   * a {@code COPY} ignores: tells the rows a PgCopySink wrote with its small batch's {@code INSERT} from rows it
-   * copied (after a refused {@code INSERT}, say).
-   */
-  static void logInserts(EmbeddedPostgres postgres, String table) throws SQLException {
-    exec(postgres, "DROP TABLE IF EXISTS " + table + "_inserted", "CREATE TABLE " + table + "_inserted (id bigint)",
-        "GRANT INSERT ON " + table + "_inserted TO PUBLIC",
-        "CREATE RULE logged AS ON INSERT TO " + table + " DO ALSO INSERT INTO " + table + "_inserted VALUES (NEW.id)");
-  }
-
-  /** The ids {@link #logInserts} logged for {@code table}. */
-  static java.util.Set<Long> inserted(EmbeddedPostgres postgres, String table) throws SQLException {
-    java.util.Set<Long> ids = new java.util.HashSet<>();
-    try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement();
-         ResultSet rs = s.executeQuery("SELECT id FROM " + table + "_inserted")) {
-      while (rs.next()) {
-        ids.add(rs.getLong(1));
-      }
-    }
-    return ids;
-  }
-
   /** How many statements inserted into a counted table so far, refused ones included. */
   static long copies(EmbeddedPostgres postgres) throws SQLException {
     return queryLong(postgres, "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM copies");

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The exact-value contract (docs/sinks.md, "Values"): a caller told "written" finds exactly the value it passed,
  * else its item fails with a clear error. Each test writes the same values by every PostgreSQL path:
- * PgCopySink's small batch (one INSERT), its large batch (COPY), a large batch with a refused row (salvage), its
+ * PgCopySink's small batch (a COPY in auto-commit), its large batch (a COPY in a transaction), a large batch with a refused row (salvage), its
  * idempotent mode, the unnest sink, and a rows sink binding with PgValues.set.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -38,8 +38,8 @@ class ExactValuesOnEveryPathIT {
   private static EmbeddedPostgres postgres;
   private static HikariDataSource pool;
 
-  /** INSERT: few rows; COPY: padded past 32 rows; SALVAGE: COPY with one row the server refuses first. */
-  enum Mode { INSERT, COPY, SALVAGE, IDEMPOTENT, UNNEST, ROWS }
+  /** SMALL: few rows; COPY: padded past 32 rows; SALVAGE: COPY with one row the server refuses first. */
+  enum Mode { SMALL, COPY, SALVAGE, IDEMPOTENT, UNNEST, ROWS }
 
   record Row(long id, Object value) {}
 
@@ -67,7 +67,7 @@ class ExactValuesOnEveryPathIT {
   private static BatchSink<Row, Integer> sink(DataSource ds, Mode mode, String table, String pgType) {
     String unnest = "INSERT INTO " + table + " (id, v) SELECT * FROM unnest(?::bigint[], ?::" + pgType + "[])";
     return switch (mode) {
-      case INSERT, COPY, SALVAGE -> PgCopySink.<Row>into(ds, table).column("id", Row::id)
+      case SMALL, COPY, SALVAGE -> PgCopySink.<Row>into(ds, table).column("id", Row::id)
           .column("v", ExactValuesOnEveryPathIT::valueOf).build();
       case IDEMPOTENT -> PgCopySink.<Row>into(ds, table).column("id", Row::id)
           .column("v", ExactValuesOnEveryPathIT::valueOf).idempotentOn("id").build();
@@ -97,8 +97,8 @@ class ExactValuesOnEveryPathIT {
     if (mode == Mode.SALVAGE) {
       rows.add(new Row(REFUSED_ID, ValueCases.NullValue.NULL));
     }
-    if (mode != Mode.INSERT) {
-      for (int i = 0; i <= ValuesInsert.MAX_ROWS; i++) {
+    if (mode != Mode.SMALL) {
+      for (int i = 0; i <= PgCopySink.AUTOCOMMIT_ROWS; i++) {
         rows.add(new Row(1_000_000 + i, ValueCases.NullValue.NULL));
       }
     }
@@ -161,7 +161,7 @@ class ExactValuesOnEveryPathIT {
   @Test
   void integerIntoAFloatColumnThatCannotHoldIt_isRefusedLikeADouble_notStoredRounded() throws Exception {
     SoftAssertions soft = new SoftAssertions();
-    for (Mode mode : new Mode[] {Mode.INSERT, Mode.COPY, Mode.SALVAGE, Mode.IDEMPOTENT, Mode.UNNEST}) {
+    for (Mode mode : new Mode[] {Mode.SMALL, Mode.COPY, Mode.SALVAGE, Mode.IDEMPOTENT, Mode.UNNEST}) {
       Result f4 = write(mode, "ev_i4", "float4", "v::text",
           List.of(16_777_217, new java.math.BigInteger("123456789"), 16_777_216));
       Result f8 = write(mode, "ev_i8", "float8", "v::text",
@@ -183,7 +183,7 @@ class ExactValuesOnEveryPathIT {
         OffsetDateTime.of(2026, 1, 1, 10, 15, 0, 0, ZoneOffset.ofHours(5)),
         java.sql.Timestamp.valueOf("2026-01-01 10:15:00"));
     SoftAssertions soft = new SoftAssertions();
-    for (Mode mode : new Mode[] {Mode.INSERT, Mode.COPY, Mode.IDEMPOTENT, Mode.UNNEST}) {
+    for (Mode mode : new Mode[] {Mode.SMALL, Mode.COPY, Mode.IDEMPOTENT, Mode.UNNEST}) {
       for (String type : List.of("time", "timetz")) {
         Result r = write(mode, "ev_t" + type, type, "v::text", values);
         for (int i = 0; i < values.size(); i++) {
@@ -197,8 +197,7 @@ class ExactValuesOnEveryPathIT {
   }
 
   /**
-   * A GENERATED ALWAYS identity column stores the ids given in idempotent mode too, as COPY and the small batch's
-   * INSERT (OVERRIDING SYSTEM VALUE) store them.
+   * A GENERATED ALWAYS identity column stores the ids given in idempotent mode too, as COPY stores them.
    */
   @Test
   void identityAlwaysColumn_idempotentMode_writesTheIdsGiven_asThePlainSinkDoes() throws Exception {

@@ -63,9 +63,9 @@ class PgCopyLostReplyIT {
     return (idempotent ? b.idempotentOn("id") : b).build();
   }
 
-  /** 24 rows go as one INSERT, 500 as a COPY: the reply lost is the INSERT's, or the COPY's before its COMMIT. */
+  /** 33 rows (the fewest copied in a transaction) and 500: the reply lost is the COPY's, before its COMMIT. */
   @ParameterizedTest
-  @ValueSource(ints = {24, 500})
+  @ValueSource(ints = {33, 500})
   void replyLostBeforeTheCommit_nothingWritten_batchFailsWhole_aRetryWritesItOnce(int rows) throws Exception {
     CopyDatabase.table(postgres, "lost_mid_copy", ", PRIMARY KEY (id)");
     try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), "LOSE-HERE", () -> false);
@@ -80,8 +80,9 @@ class PgCopyLostReplyIT {
 
       proxy.dropNext(1);
       RetryPolicy retry = RetryPolicy.builder().maxAttempts(3).initialBackoff(Duration.ofMillis(1)).build();
-      try (Batcher<Event, Integer> batcher = Batcher.of("lost-mid-copy",
-          BatcherConfig.builder().retryPolicy(retry).build(), sink(pool, "lost_mid_copy", false))) {
+      // One batch of all the rows (it lingers until full), so that it is copied in a transaction as above
+      try (Batcher<Event, Integer> batcher = Batcher.of("lost-mid-copy", BatcherConfig.builder().retryPolicy(retry)
+          .maxBatchSize(rows).linger(Duration.ofSeconds(20)).build(), sink(pool, "lost_mid_copy", false))) {
         List<CompletableFuture<Integer>> futures = events(rows, "LOSE-HERE").stream().map(batcher::submit).toList();
         assertThat(futures).allSatisfy(f -> assertThat(f).succeedsWithin(Duration.ofSeconds(30)).isEqualTo(1));
       }
@@ -89,15 +90,21 @@ class PgCopyLostReplyIT {
     }
   }
 
-  /** 24 rows go as one INSERT, 300 as a COPY: the COMMIT after either. */
+  /**
+   * The reply lost is the one to what commits the rows: the COMMIT after the COPY of 33 rows (the fewest copied in a
+   * transaction) or 300, or the end of the COPY of a small batch (1 to 32 rows), which commits in auto-commit. The
+   * server committed them and the sink cannot know it: every row is told outcome unknown (not safe to retry), never
+   * failed, never copied again, and is there once.
+   */
   @ParameterizedTest
-  @ValueSource(ints = {24, 300})
-  void commitReplyLost_everyRowToldOutcomeUnknown_notSafeToRetry_rowsThereOnce(int rows) throws Exception {
-    CopyDatabase.table(postgres, "lost_commit", "");
-    try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), COMMIT, () -> false);
+  @ValueSource(ints = {1, 24, PgCopySink.AUTOCOMMIT_ROWS, PgCopySink.AUTOCOMMIT_ROWS + 1, 300})
+  void replyToWhatCommitsLost_everyRowToldOutcomeUnknown_notSafeToRetry_rowsThereOnce(int rows) throws Exception {
+    CopyDatabase.table(postgres, "lost_commit", ", PRIMARY KEY (id)");
+    String committing = rows <= PgCopySink.AUTOCOMMIT_ROWS ? "LOSE-HERE" : COMMIT;
+    try (ReplyDroppingProxy proxy = new ReplyDroppingProxy(postgres.getPort(), committing, () -> false);
          HikariDataSource pool = CopyDatabase.pool(proxy.port(), "lost-commit", 2)) {
       proxy.dropNext(1);
-      RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(rows, "x"));
+      RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(rows, "LOSE-HERE"));
       sink(pool, "lost_commit", false).write(batch);
 
       assertThat(proxy.dropped()).isOne();
@@ -106,7 +113,7 @@ class PgCopyLostReplyIT {
         assertThat(e).isInstanceOf(OutcomeUnknownException.class);
         assertThat(((OutcomeUnknownException) e).isSafeToRetry()).isFalse();
       });
-      // The proxy let the COMMIT through: the rows are there, once each, whatever the callers heard.
+      // The proxy let it through: the rows are there, once each, whatever the callers heard.
       assertThat(CopyDatabase.counts(postgres, "lost_commit")).hasSize(rows)
           .allSatisfy((id, n) -> assertThat(n).isOne());
     }
@@ -239,11 +246,11 @@ class PgCopyLostReplyIT {
   /**
    * A wrapper of the connection (tracing, metrics) whose commit() passes the COMMIT on and then throws: not the
    * server's refusal, so the rows may be committed (here they are). They are neither copied again (with the key:
-   * every caller told "duplicate key" for its own row; without it, every row twice) nor told failed: unknown. 24
-   * rows take the INSERT path, 300 the COPY.
+   * every caller told "duplicate key" for its own row; without it, every row twice) nor told failed: unknown. 33
+   * rows (the fewest copied in a transaction) and 300.
    */
   @ParameterizedTest
-  @ValueSource(ints = {24, 300})
+  @ValueSource(ints = {33, 300})
   void commitThrowingAfterTheServerCommitted_rowsAreToldUnknown_notWrittenAgain(int rows) throws Exception {
     CopyDatabase.table(postgres, "commit_hook", ", PRIMARY KEY (id)");
     try (HikariDataSource pool = CopyDatabase.pool(postgres.getPort(), "commit-hook", 2)) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.ringbatch.OutcomeUnknownException;
 import dev.ringbatch.sink.RecordingBatch;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
@@ -186,7 +187,8 @@ class PgCopyRowAnswersIT {
       if (idempotent) {
         builder.idempotentOn("id");
       }
-      List<Event> items = new ArrayList<>(events(10));
+      // Past a small batch, which is copied in auto-commit (the test below): copied in a transaction
+      List<Event> items = new ArrayList<>(events(PgCopySink.AUTOCOMMIT_ROWS + 8));
       items.set(4, new Event(4, "bad"));
       RecordingBatch<Event, Integer> batch = RecordingBatch.of(items);
       Throwable thrown = catchThrowable(() -> builder.build().write(batch));
@@ -197,6 +199,64 @@ class PgCopyRowAnswersIT {
       assertThat(((SQLException) thrown).getSQLState())
           .as("SQLState of the exception every row of the batch fails with: %s", thrown)
           .startsWith("08");
+    }
+  }
+
+  /**
+   * A small batch's COPY commits on its own, and the server sends its CommandComplete after the commit: an error that
+   * follows it (a cancel the server catches on its way out, after logging the statement's duration, say) must not
+   * make the committed rows failed, thrown for a retry that would write them twice. They are told written, once.
+   */
+  @Test
+  void errorAfterASmallBatchsCopyCompleted_theRowsAreToldWritten_andThereOnce() throws Exception {
+    String table = "copy_error_after";
+    CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS " + table,
+        "CREATE TABLE " + table + " (id BIGINT PRIMARY KEY, payload TEXT NOT NULL)");
+    try (CutAfterErrorProxy proxy = new CutAfterErrorProxy(postgres.getPort(), "\tmark\n", true);
+         HikariDataSource viaProxy = CopyDatabase.pool(proxy.port(), "ringbatch-review-error-after", 1)) {
+      List<Event> items = new ArrayList<>(events(10));
+      items.set(3, new Event(3, "mark"));
+      RecordingBatch<Event, Integer> batch = RecordingBatch.of(items);
+      Throwable thrown = catchThrowable(() -> PgCopySink.<Event>into(viaProxy, table).column("id", Event::id)
+          .column("payload", Event::payload).build().write(batch));
+
+      assertThat(proxy.cuts()).as("the proxy added its error after the COPY's CommandComplete").isOne();
+      assertThat(thrown).isNull();
+      assertThat(batch.failed()).isEmpty();
+      assertThat(batch.completed()).hasSize(10).allSatisfy((i, result) -> assertThat(result).isOne());
+      assertThat(CopyDatabase.counts(postgres, table)).hasSize(10).allSatisfy((id, n) -> assertThat(n).isOne());
+    }
+  }
+
+  /**
+   * The same cut after a small batch's row is refused: its COPY, in auto-commit, was ended, and pgjdbc reports the
+   * end's failure as the lost connection alone, without the server's refusal, so the sink cannot tell that nothing
+   * was committed. No row is told written or failed with the refused row's error: each is told outcome unknown, or
+   * the batch fails whole with the connection's error; nothing is in the table.
+   */
+  @Test
+  void connectionLostJustAfterASmallBatchsRowIsRefused_noRowToldWrittenOrFailedWithThatRowsError() throws Exception {
+    String table = "copy_blame_small";
+    CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS " + table,
+        "CREATE TABLE " + table + " (id BIGINT PRIMARY KEY, payload TEXT NOT NULL, CHECK (payload <> 'bad'))");
+    try (CutAfterErrorProxy proxy = new CutAfterErrorProxy(postgres.getPort(), "\tbad\n");
+         HikariDataSource viaProxy = CopyDatabase.pool(proxy.port(), "ringbatch-review-blame-small", 1)) {
+      List<Event> items = new ArrayList<>(events(10));
+      items.set(4, new Event(4, "bad"));
+      RecordingBatch<Event, Integer> batch = RecordingBatch.of(items);
+      Throwable thrown = catchThrowable(() -> PgCopySink.<Event>into(viaProxy, table).column("id", Event::id)
+          .column("payload", Event::payload).build().write(batch));
+
+      assertThat(proxy.cuts()).as("the proxy cut the connection after the server's error").isOne();
+      assertThat(CopyDatabase.counts(postgres, table)).isEmpty();
+      assertThat(batch.completed()).isEmpty();
+      if (thrown != null) {
+        assertThat(((SQLException) thrown).getSQLState()).as("the whole batch's error: %s", thrown).startsWith("08");
+        assertThat(batch.failed()).isEmpty();
+      } else {
+        assertThat(batch.failed()).hasSize(10)
+            .allSatisfy((i, e) -> assertThat(e).isInstanceOf(OutcomeUnknownException.class));
+      }
     }
   }
 
@@ -467,9 +527,16 @@ class PgCopyRowAnswersIT {
     private final AtomicInteger armable = new AtomicInteger(1);
     private final AtomicInteger cuts = new AtomicInteger();
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    /** Instead of cutting after the server's error: adds an error of its own after a COPY's CommandComplete. */
+    private final boolean errorAfterCopy;
     private volatile boolean closed;
 
     CutAfterErrorProxy(int targetPort, String trigger) throws IOException {
+      this(targetPort, trigger, false);
+    }
+
+    CutAfterErrorProxy(int targetPort, String trigger, boolean errorAfterCopy) throws IOException {
+      this.errorAfterCopy = errorAfterCopy;
       this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
       this.targetPort = targetPort;
       this.trigger = trigger.getBytes(StandardCharsets.UTF_8);
@@ -567,7 +634,14 @@ class PgCopyRowAnswersIT {
             out.write(header);
             out.write(body);
             out.flush();
-            if (armed && header[0] == 'E') {
+            if (armed && errorAfterCopy && header[0] == 'C' && new String(body, StandardCharsets.UTF_8).startsWith("COPY ")) {
+              armed = false;
+              cuts.incrementAndGet();
+              out.write(cancelError()); // as a cancel the server caught after its commit, on the way out, would
+              out.flush();
+              continue; // the ReadyForQuery follows
+            }
+            if (armed && !errorAfterCopy && header[0] == 'E') {
               cuts.incrementAndGet();
               return; // the error reached the client; what follows it (ReadyForQuery) never does
             }
@@ -577,6 +651,26 @@ class PgCopyRowAnswersIT {
         } finally {
           cut();
         }
+      }
+
+      /** An ErrorResponse: ERROR 57014, "canceling statement due to user request". */
+      private byte[] cancelError() {
+        java.io.ByteArrayOutputStream fields = new java.io.ByteArrayOutputStream();
+        for (String field : new String[] {"SERROR", "VERROR", "C57014", "Mcanceling statement due to user request"}) {
+          fields.writeBytes(field.getBytes(StandardCharsets.UTF_8));
+          fields.write(0);
+        }
+        fields.write(0);
+        byte[] body = fields.toByteArray();
+        int length = body.length + 4;
+        java.io.ByteArrayOutputStream message = new java.io.ByteArrayOutputStream();
+        message.write('E');
+        message.write(length >>> 24);
+        message.write(length >>> 16);
+        message.write(length >>> 8);
+        message.write(length);
+        message.writeBytes(body);
+        return message.toByteArray();
       }
 
       private boolean readFully(InputStream in, byte[] into, int from, int length) throws IOException {

@@ -75,7 +75,7 @@ class PgCopySinkIT {
   }
 
   /**
-   * 1,000 rows are one COPY; 24 are one INSERT, whose refusal sends its rows to the COPY that names the line. Either
+   * 1,000 rows are one COPY in a transaction; 24 one COPY in auto-commit, whose error names the line too. Either
    * way each bad row fails alone with the server's error and the rest are written once.
    */
   @ParameterizedTest(name = "{0} rows, bad rows at [{1}]")
@@ -97,27 +97,30 @@ class PgCopySinkIT {
     Map<Long, Integer> present = CopyDatabase.counts(postgres, "copy_bad");
     assertThat(present).hasSize(rows - bad.size()).allSatisfy((id, n) -> assertThat(n).isOne());
     assertThat(present.keySet()).noneMatch(id -> bad.contains(id.intValue()));
-    // The first statement (an INSERT for a small batch, which is then copied) stops at the first bad row; then, in
-    // one transaction, the rows before each bad row are copied again and the rows after it after a savepoint.
-    long insert = rows <= ValuesInsert.MAX_ROWS ? 1 : 0;
+    // The first COPY (in auto-commit for a small batch) stops at the first bad row; then, in one transaction, the
+    // rows before each bad row are copied again and the rows after it after a savepoint.
     assertThat(CopyDatabase.copies(postgres) - before)
-        .isBetween(bad.isEmpty() ? 1L : 2L, bad.isEmpty() ? 1L : 2L * bad.size() + 1 + insert);
+        .isBetween(bad.isEmpty() ? 1L : 2L, bad.isEmpty() ? 1L : 2L * bad.size() + 1);
   }
 
-  /** Rules are the one thing an INSERT and a COPY of the same rows do differently: COPY ignores them. */
+  /**
+   * Every batch is a COPY, small (in auto-commit) or large (in a transaction): a table's rules, which COPY ignores,
+   * apply to none, and each row is there once, told 1.
+   */
   @Test
-  void smallBatch_isOneInsert_soATablesRulesApply_aLargerOneIsACopy_whichIgnoresThem() throws Exception {
+  void smallAndLargeBatches_bothCopies_aTablesRulesApplyToNeither() throws Exception {
     CopyDatabase.table(postgres, "small_rule", "");
     CopyDatabase.exec(postgres, "DROP TABLE IF EXISTS small_rule_log", "CREATE TABLE small_rule_log (id bigint)",
         "CREATE RULE small_rule_logged AS ON INSERT TO small_rule DO ALSO INSERT INTO small_rule_log VALUES (NEW.id)");
     PgCopySink<Event> sink = sink("small_rule");
-    sink.write(RecordingBatch.of(events(ValuesInsert.MAX_ROWS, Set.of())));
-    assertThat(CopyDatabase.counts(postgres, "small_rule_log")).hasSize(ValuesInsert.MAX_ROWS);
-
-    CopyDatabase.exec(postgres, "TRUNCATE small_rule, small_rule_log");
-    sink.write(RecordingBatch.of(events(ValuesInsert.MAX_ROWS + 1, Set.of())));
-    assertThat(CopyDatabase.counts(postgres, "small_rule")).hasSize(ValuesInsert.MAX_ROWS + 1);
-    assertThat(CopyDatabase.counts(postgres, "small_rule_log")).isEmpty();
+    for (int rows : new int[] {1, PgCopySink.AUTOCOMMIT_ROWS, PgCopySink.AUTOCOMMIT_ROWS + 1}) {
+      CopyDatabase.exec(postgres, "TRUNCATE small_rule, small_rule_log");
+      RecordingBatch<Event, Integer> batch = RecordingBatch.of(events(rows, Set.of()));
+      sink.write(batch);
+      assertThat(batch.completed()).as("%s rows", rows).hasSize(rows).allSatisfy((i, r) -> assertThat(r).isOne());
+      assertThat(CopyDatabase.counts(postgres, "small_rule")).hasSize(rows).allSatisfy((id, n) -> assertThat(n).isOne());
+      assertThat(CopyDatabase.counts(postgres, "small_rule_log")).as("%s rows", rows).isEmpty();
+    }
   }
 
   @Test
